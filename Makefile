@@ -1,0 +1,58 @@
+# The two commands a newcomer needs are `make run` and `make test`.
+GO        ?= go
+BIN       := bin/jupyter-mcp-server
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X main.version=$(VERSION)
+PREFIX    ?= /usr/local
+export PATH := $(PATH):/usr/local/go/bin:$(shell $(GO) env GOPATH 2>/dev/null)/bin
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: build run test bench lint fmt golden snaps tidy-check install jupyter interop toolref fuzz
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+
+# Runs the product on its embedded default: a managed local Jupyter server
+# rooted at the working directory, the workbench TUI in this terminal.
+run: build jupyter
+	./$(BIN) $(ARGS)
+
+install:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DESTDIR)$(PREFIX)/bin/jupyter-mcp-server .
+
+# Every test, including the integration tests against a real Jupyter server
+# that the tests start themselves.
+test: jupyter
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+# Makes sure Jupyter is there: installs it from Debian's packages when we are
+# root on Debian/Ubuntu, otherwise says how.
+jupyter:
+	@sh scripts/ensure-jupyter.sh
+
+bench: build jupyter
+	$(GO) run ./bench -out bench.json
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l . 2>/dev/null | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+golden:
+	$(GO) test ./ui/... -update
+
+snaps:
+	UPDATE_TOOLSNAPS=1 $(GO) test ./mcp -run TestToolSnapshots -count=1
+
+toolref:
+	$(GO) run ./mcp/cmd/toolref README.md
+
+fuzz:
+	sh scripts/fuzz.sh 10s
+
+tidy-check:
+	$(GO) mod tidy
+	git diff --exit-code go.mod go.sum

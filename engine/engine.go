@@ -1,0 +1,265 @@
+// Package engine is the domain core: notebooks in use, cells, kernels,
+// executions, sandboxes, tool-call bookkeeping and the event bus. It knows
+// Jupyter; it knows nothing of MCP or of screens.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+)
+
+// Config is what the engine needs to run. main builds it from flags and env.
+type Config struct {
+	JupyterURL   string
+	JupyterToken string
+
+	DefaultTimeout time.Duration // execution timeout when a call passes 0 (default 300s)
+	MaxTimeout     time.Duration // upper bound on any execution timeout (default 3600s)
+
+	// Capabilities with their values and where each value came from.
+	Capabilities []Capability
+
+	Logger *slog.Logger
+}
+
+// Capability is one switchable behaviour of the server, served at
+// capabilities://.
+type Capability struct {
+	Name        string `json:"name"` // e.g. kernel.auto-restart
+	Enabled     bool   `json:"enabled"`
+	Value       string `json:"value,omitempty"`
+	Source      string `json:"source"` // default, flag, env
+	Description string `json:"description"`
+}
+
+// Capability names.
+const (
+	CapKernelAutoRestart = "kernel.auto-restart"
+	CapImages            = "outputs.images"
+)
+
+// UserError is a problem the caller can fix (bad index, unknown id, unknown
+// notebook...). Its message says what was wrong and what to do. MCP turns it
+// into a tool result with isError; any other error is an infrastructure
+// failure.
+type UserError struct{ Msg string }
+
+func (e *UserError) Error() string { return e.Msg }
+
+// Userf returns a *UserError.
+func Userf(format string, args ...any) error { return &UserError{Msg: fmt.Sprintf(format, args...)} }
+
+// IsUserError reports whether err is (or wraps) a *UserError.
+func IsUserError(err error) bool {
+	var u *UserError
+	return errors.As(err, &u)
+}
+
+// Engine is the shared core behind every MCP session and the workbench.
+type Engine struct {
+	// Each part of the engine keeps its state in its own registry, defined
+	// in its own file.
+	calls     *callRegistry    // calls.go
+	sandboxes *sandboxRegistry // sandboxes.go
+
+	cfg  Config
+	log  *slog.Logger
+	bus  *Bus
+	caps []Capability
+
+	// useMu serializes the calls that add or drop notebooks and kernels
+	// (use, unuse, connect): they are rare and do REST work, and
+	// serializing them keeps the registry free of half-opened entries.
+	useMu sync.Mutex
+
+	// mu guards the maps and the client below. It is only ever held for
+	// map work, never across a REST call or a websocket operation, so that
+	// the hot read path (read_cell) never waits for the network.
+	mu      sync.RWMutex
+	client  *jupyter.Client
+	docs    map[string]*document    // by notebook name
+	current map[string]string       // session -> current notebook name
+	kernels map[string]*kernelEntry // by kernel id: one channel per kernel
+
+	execSeq atomic.Uint64
+	execs   sync.WaitGroup // executions still collecting outputs
+	closed  atomic.Bool
+}
+
+// New returns an engine talking to the Jupyter server in cfg. It checks that
+// the server answers and that the token is accepted.
+func New(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.DefaultTimeout <= 0 {
+		cfg.DefaultTimeout = 300 * time.Second
+	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = 3600 * time.Second
+	}
+	if cfg.DefaultTimeout > cfg.MaxTimeout {
+		cfg.DefaultTimeout = cfg.MaxTimeout
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	client, err := jupyter.NewClient(cfg.JupyterURL, cfg.JupyterToken, jupyter.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := client.Status(ctx); err != nil {
+		return nil, err
+	}
+	bus := NewBus()
+	e := &Engine{
+		cfg:     cfg,
+		log:     log,
+		bus:     bus,
+		caps:    withDefaultCapabilities(cfg.Capabilities),
+		client:  client,
+		docs:    map[string]*document{},
+		current: map[string]string{},
+		kernels: map[string]*kernelEntry{},
+	}
+	e.calls = newCallRegistry(bus)
+	return e, nil
+}
+
+// Close stops executions, closes kernel channels and sandboxes. It does not
+// shut down kernels of a server it did not start.
+func (e *Engine) Close() error {
+	if e.closed.Swap(true) {
+		return nil
+	}
+	e.mu.Lock()
+	kernels := e.kernels
+	e.kernels = map[string]*kernelEntry{}
+	e.mu.Unlock()
+	// Closing a channel fails the runs on it with ErrDisconnected; their
+	// collectors then write what they have into the notebook and stop.
+	for _, k := range kernels {
+		k.conn.Close()
+	}
+	done := make(chan struct{})
+	go func() { e.execs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		e.log.Warn("executions still saving outputs at close")
+	}
+	return nil
+}
+
+// Bus is the engine's event bus.
+func (e *Engine) Bus() *Bus { return e.bus }
+
+// JupyterURL is the base URL of the Jupyter server in use (no token).
+func (e *Engine) JupyterURL() string { return e.jupyterClient().BaseURL() }
+
+// jupyterClient is the REST client of the server in use.
+func (e *Engine) jupyterClient() *jupyter.Client {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.client
+}
+
+// publish hands an event to the bus.
+func (e *Engine) publish(ev Event) { e.bus.Publish(ev) }
+
+// CellRef addresses a cell: by ID when ID is set (the id wins), else by
+// Index. Neither set is an error naming both arguments.
+type CellRef struct {
+	Index *int
+	ID    string
+}
+
+// NotebookInfo describes a notebook in use.
+type NotebookInfo struct {
+	Name        string
+	Path        string
+	KernelID    string
+	KernelState string
+	Current     bool // the asking session's current notebook
+	Cells       int
+}
+
+// CellInfo is a copy of a cell with its position.
+type CellInfo struct {
+	Index          int
+	ID             string
+	Type           string
+	Source         string
+	ExecutionCount *int
+	Metadata       json.RawMessage
+	Outputs        []notebook.Output
+}
+
+// SourceChange is the answer of an edit: the cell after the edit, its source
+// before, a unified diff, and how many replacements were made.
+type SourceChange struct {
+	Cell         CellInfo
+	OldSource    string
+	Diff         string
+	Replacements int
+}
+
+// FileEntry is one file or directory.
+type FileEntry struct {
+	Path         string
+	Type         string // file, notebook, directory
+	Size         *int64
+	LastModified time.Time
+}
+
+// KernelInfo is a running kernel.
+type KernelInfo struct {
+	ID           string
+	Name         string
+	DisplayName  string
+	State        string
+	Connections  int
+	LastActivity time.Time
+	Notebooks    []string // names of notebooks in use on it
+}
+
+// ExecOptions tune an execution.
+type ExecOptions struct {
+	Timeout  time.Duration // 0 = Config.DefaultTimeout; capped at MaxTimeout
+	KernelID string        // execute_code: a specific kernel
+	CallID   string        // the tool call that started it (for events)
+	// Progress, when set, is called every ProgressInterval while the
+	// execution runs (never after it returns).
+	Progress         func(ExecProgress)
+	ProgressInterval time.Duration
+}
+
+// ExecProgress is a progress report of a running execution.
+type ExecProgress struct {
+	Elapsed time.Duration
+	Timeout time.Duration
+	Outputs int
+}
+
+// ExecResult is what an execution produced by the time the call returned.
+type ExecResult struct {
+	ExecID          string
+	Notebook        string // "" for execute_code
+	Cell            CellInfo
+	KernelID        string
+	SandboxName     string
+	Outputs         []notebook.Output
+	ExecutionCount  *int
+	Status          string // ok, error, aborted
+	StillRunning    bool   // the timeout passed; outputs keep being collected into the notebook
+	Elapsed         time.Duration
+	KernelRestarted bool // the kernel died and was replaced (kernel.auto-restart): state was lost
+}
+

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EventType names what an Event is about. The TUI, the recorder and the
+// attach feed switch on it; the payload pointer matching the type is set.
+type EventType string
+
+// Event types published on the bus.
+const (
+	// Calls (published by the MCP call observer through BeginCall).
+	EvCallStarted  EventType = "call.started"
+	EvCallProgress EventType = "call.progress"
+	EvCallFinished EventType = "call.finished"
+	EvCallHeld     EventType = "call.held" // waiting for approval or for resume
+
+	// MCP client sessions.
+	EvSessionOpened EventType = "session.opened"
+	EvSessionClosed EventType = "session.closed"
+
+	// Notebooks.
+	EvNotebookOpened  EventType = "notebook.opened"  // Notebook.Cells holds a snapshot
+	EvNotebookChanged EventType = "notebook.changed" // Notebook.Op says what changed
+	EvNotebookClosed  EventType = "notebook.closed"
+
+	// Executions.
+	EvExecStarted  EventType = "exec.started"
+	EvExecOutput   EventType = "exec.output"
+	EvExecFinished EventType = "exec.finished"
+
+	// Kernels and sandboxes.
+	EvKernelStatus  EventType = "kernel.status"
+	EvSandboxStatus EventType = "sandbox.status"
+
+	// Server-level state (pause, approval mode, Jupyter server switched).
+	EvServerState EventType = "server.state"
+
+	// EvMissed tells a subscriber how many events it lost because it was
+	// slow; Missed holds the count.
+	EvMissed EventType = "bus.missed"
+)
+
+// Event is one thing that happened in the engine. It is a tagged union: Type
+// says which payload pointer is set. Events are plain data so that they can be
+// serialized for the attach feed and for recordings.
+type Event struct {
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	Type EventType `json:"type"`
+
+	Call     *CallEvent     `json:"call,omitempty"`
+	Session  *SessionEvent  `json:"session,omitempty"`
+	Notebook *NotebookEvent `json:"notebook,omitempty"`
+	Exec     *ExecEvent     `json:"exec,omitempty"`
+	Kernel   *KernelEvent   `json:"kernel,omitempty"`
+	Sandbox  *SandboxEvent  `json:"sandbox,omitempty"`
+	Server   *ServerEvent   `json:"server,omitempty"`
+	Missed   uint64         `json:"missed,omitempty"`
+}
+
+// CallStatus is the state of one tool call.
+type CallStatus string
+
+// Call statuses.
+const (
+	CallRunning   CallStatus = "running"
+	CallHeld      CallStatus = "held"
+	CallOK        CallStatus = "ok"
+	CallError     CallStatus = "error"
+	CallCancelled CallStatus = "cancelled"
+	CallDenied    CallStatus = "denied"
+)
+
+// CallEvent describes a tool call at one moment of its life.
+type CallEvent struct {
+	ID          string          `json:"id"`
+	Session     string          `json:"session"`
+	Tool        string          `json:"tool"`
+	Args        json.RawMessage `json:"args,omitempty"`
+	Destructive bool            `json:"destructive,omitempty"`
+	Status      CallStatus      `json:"status"`
+	Started     time.Time       `json:"started"`
+	Duration    time.Duration   `json:"duration,omitempty"`
+
+	// Progress (EvCallProgress).
+	Progress string `json:"progress,omitempty"`
+
+	// Outcome (EvCallFinished).
+	Text          string          `json:"text,omitempty"`          // the text content
+	Structured    json.RawMessage `json:"structured,omitempty"`    // structuredContent
+	Meta          json.RawMessage `json:"meta,omitempty"`          // _meta
+	IsError       bool            `json:"isError,omitempty"`       // tool result with isError
+	Error         string          `json:"error,omitempty"`         // protocol-level error
+	SchemaOK      *bool           `json:"schemaOK,omitempty"`      // matched its output schema
+	SchemaProblem string          `json:"schemaProblem,omitempty"` // why not
+	CellID        string          `json:"cellID,omitempty"`        // acted-on cell
+	Notebook      string          `json:"notebook,omitempty"`      // acted-on notebook name
+	Images        int             `json:"images,omitempty"`
+}
+
+// SessionEvent tells of an MCP client session opening or closing.
+type SessionEvent struct {
+	ID     string `json:"id"`
+	Client string `json:"client,omitempty"` // clientInfo name and version
+}
+
+// NotebookOp names a change to a notebook.
+type NotebookOp string
+
+// Notebook changes.
+const (
+	OpInsert      NotebookOp = "insert"
+	OpEdit        NotebookOp = "edit"
+	OpDelete      NotebookOp = "delete"
+	OpMove        NotebookOp = "move"
+	OpClearOutput NotebookOp = "clear_output"
+	OpOutput      NotebookOp = "output" // an output appended during execution
+	OpExecCount   NotebookOp = "exec_count"
+	OpReload      NotebookOp = "reload" // changed on disk by someone else and reloaded
+)
+
+// NotebookEvent tells of a notebook being opened, changed or closed. Cells
+// holds the cells it concerns: every cell on open and reload, the changed
+// cell(s) otherwise. Outputs in snapshots are bounded (see CellSnapshot).
+type NotebookEvent struct {
+	Name     string         `json:"name"`
+	Path     string         `json:"path"`
+	KernelID string         `json:"kernelID,omitempty"`
+	Op       NotebookOp     `json:"op,omitempty"`
+	Index    int            `json:"index"`             // position of the changed cell (after the change)
+	From     int            `json:"from,omitempty"`    // for move: where it was
+	CellIDs  []string       `json:"cellIDs,omitempty"` // for delete: the removed ids
+	Cells    []CellSnapshot `json:"cells,omitempty"`
+	Session  string         `json:"session,omitempty"` // the session that caused it, if any
+}
+
+// CellSnapshot is a copy of one cell for observers. Outputs beyond a bound are
+// left out and counted in OutputsOmitted.
+type CellSnapshot struct {
+	ID             string           `json:"id"`
+	Type           string           `json:"type"`
+	Source         string           `json:"source"`
+	ExecutionCount *int             `json:"executionCount,omitempty"`
+	Outputs        []OutputSnapshot `json:"outputs,omitempty"`
+	OutputsOmitted int              `json:"outputsOmitted,omitempty"`
+}
+
+// OutputSnapshot is one output reduced to what an observer shows: its text
+// (bounded) or an image's bytes.
+type OutputSnapshot struct {
+	Kind     string `json:"kind"` // stream, execute_result, display_data, error
+	Name     string `json:"name,omitempty"`
+	Text     string `json:"text,omitempty"`
+	MimeType string `json:"mimeType,omitempty"` // image/png, image/jpeg when Image is set
+	Image    []byte `json:"image,omitempty"`
+	Cut      int    `json:"cut,omitempty"` // bytes of text left out
+}
+
+// ExecEvent tells of an execution starting, producing output and finishing.
+type ExecEvent struct {
+	ID        string          `json:"id"`
+	Notebook  string          `json:"notebook,omitempty"` // empty for execute_code
+	CellID    string          `json:"cellID,omitempty"`
+	KernelID  string          `json:"kernelID,omitempty"`
+	SandboxID string          `json:"sandboxID,omitempty"`
+	CallID    string          `json:"callID,omitempty"`
+	Code      string          `json:"code,omitempty"` // on start
+	Output    *OutputSnapshot `json:"output,omitempty"`
+	Status    string          `json:"status,omitempty"` // on finish: ok, error, aborted, died, interrupted
+	Elapsed   time.Duration   `json:"elapsed,omitempty"`
+}
+
+// KernelEvent tells of a kernel's execution state changing.
+type KernelEvent struct {
+	ID    string `json:"id"`
+	Name  string `json:"name,omitempty"`
+	State string `json:"state"` // starting, idle, busy, restarting, dead, disconnected
+}
+
+// SandboxEvent tells of a sandbox launched, changing state or terminated.
+type SandboxEvent struct {
+	Name    string `json:"name"`
+	ID      string `json:"id"`
+	Variant string `json:"variant"`
+	State   string `json:"state"` // running, busy, idle, terminated, failed
+}
+
+// ServerEvent carries server-wide state the workbench shows in its header.
+type ServerEvent struct {
+	JupyterURL   string `json:"jupyterURL,omitempty"`
+	Paused       bool   `json:"paused"`
+	ApprovalMode string `json:"approvalMode,omitempty"` // off, destructive, all
+}

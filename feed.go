@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
+)
+
+var syscallEADDRINUSE = syscall.EADDRINUSE
+
+// feedRecord is what a stdio server writes so that "attach" can find its
+// live feed without the user copying an address around. The file is private
+// to the user (0600) because the token lets its holder interrupt kernels.
+type feedRecord struct {
+	PID     int       `json:"pid"`
+	URL     string    `json:"url"`
+	Token   string    `json:"token"`
+	Started time.Time `json:"started"`
+	Jupyter string    `json:"jupyter"`
+}
+
+// feedDir is where feed records live: the user's runtime directory.
+func feedDir() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "jupyter-mcp-server")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("jupyter-mcp-server-%d", os.Getuid()))
+}
+
+// startFeed serves the live feed (engine events out, human actions in) on a
+// loopback websocket and records where it is.
+func startFeed(ctx context.Context, eng *engine.Engine, info ui.HeaderInfo, addr string, logger *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 16)
+	rand.Read(b)
+	token := hex.EncodeToString(b)
+	mux := http.NewServeMux()
+	mux.Handle("/feed", ui.ServeFeed(eng, info, token))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+
+	rec := feedRecord{PID: os.Getpid(), URL: "ws://" + ln.Addr().String() + "/feed", Token: token, Started: time.Now(), Jupyter: info.JupyterURL}
+	dir := feedDir()
+	path := filepath.Join(dir, fmt.Sprintf("feed-%d.json", os.Getpid()))
+	if err := os.MkdirAll(dir, 0o700); err == nil {
+		data, _ := json.Marshal(rec)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			logger.Warn("cannot record the feed address", "err", err)
+		}
+	}
+	logger.Info("live feed", "url", rec.URL, "attach", "jupyter-mcp-server attach")
+	return func() {
+		os.Remove(path)
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}, nil
+}
+
+// liveFeeds lists the feed records of running servers, newest first, and
+// removes those whose process is gone.
+func liveFeeds() []feedRecord {
+	files, _ := filepath.Glob(filepath.Join(feedDir(), "feed-*.json"))
+	var out []feedRecord
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var r feedRecord
+		if json.Unmarshal(data, &r) != nil || syscall.Kill(r.PID, 0) != nil {
+			os.Remove(f)
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out
+}
+
+// runAttach opens the workbench on a running stdio server's live feed: the
+// newest one, or the one whose PID or URL is given.
+func runAttach(args []string) int {
+	feeds := liveFeeds()
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Println("usage: jupyter-mcp-server attach [PID|ws://ADDRESS/feed]\n\nOpens the workbench on a running 'jupyter-mcp-server --transport stdio'.\nWith no argument it attaches to the newest one started by this user.")
+		return 0
+	}
+	var pick *feedRecord
+	for i := range feeds {
+		if len(args) == 0 || fmt.Sprint(feeds[i].PID) == args[0] || feeds[i].URL == args[0] {
+			pick = &feeds[i]
+			break
+		}
+	}
+	if pick == nil {
+		if len(args) == 0 {
+			fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach: no running stdio server found (start one with --transport stdio; its feed is recorded under "+feedDir()+")")
+		} else {
+			fmt.Fprintf(os.Stderr, "jupyter-mcp-server attach: no running stdio server matches %q\n", args[0])
+		}
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := ui.Run(ctx, ui.Remote(pick.URL, pick.Token), ui.RunOptions{}); err != nil {
+		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
+		return 1
+	}
+	return 0
+}
+
+// runReplay plays a --record file into the workbench.
+func runReplay(args []string) int {
+	if len(args) != 1 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(os.Stderr, "usage: jupyter-mcp-server replay FILE   (a file written with --record)")
+		return 2
+	}
+	backend, err := ui.Replay(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := ui.Run(ctx, backend, ui.RunOptions{}); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
+		return 1
+	}
+	return 0
+}
+
+// startRecorder writes every event to path as JSON lines, secrets redacted.
+func startRecorder(eng *engine.Engine, path string, secrets []string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the record file: %w", err)
+	}
+	rec := ui.NewRecorder(f, eng, secrets)
+	return func() { rec.Close(); f.Close() }, nil
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
+	"golang.org/x/term"
+)
+
+// workbenchMode reports whether this run shows the TUI in this terminal: no
+// transport given and stdin is a terminal, or streamable HTTP with --tui.
+func workbenchMode(cfg *config) bool {
+	switch cfg.str("transport") {
+	case "":
+		return term.IsTerminal(int(os.Stdin.Fd()))
+	case "streamable-http":
+		return cfg.boolean("tui")
+	}
+	return false
+}
+
+// serve starts (or connects to) Jupyter, builds the engine and the MCP
+// server, and runs the chosen mode until ctx ends.
+func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
+	jupyterURL, jupyterToken := cfg.str("jupyter-url"), cfg.str("jupyter-token")
+	if jupyterURL == "" {
+		root := cfg.str("root-dir")
+		if root == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			root = wd
+		}
+		logger.Info("starting a managed Jupyter server", "root", root)
+		m, err := jupyter.StartManaged(ctx, jupyter.ManagedOptions{
+			RootDir: root,
+			Log:     slogWriter{logger},
+			// A kernel that dies stays dead until restart_notebook (or the
+			// kernel.auto-restart capability) replaces it, so that a lost
+			// state is always reported, never silently papered over.
+			ExtraArgs: []string{"--KernelManager.autorestart=False"},
+		})
+		if err != nil {
+			return err
+		}
+		defer m.Stop()
+		jupyterURL, jupyterToken = m.URL, m.Token
+	}
+
+	eng, err := engine.New(ctx, engine.Config{
+		JupyterURL:     jupyterURL,
+		JupyterToken:   jupyterToken,
+		DefaultTimeout: cfg.seconds("timeout"),
+		MaxTimeout:     cfg.seconds("max-timeout"),
+		Capabilities:   capabilities(cfg),
+		Logger:         logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	eng.SetApproval(cfg.str("approve"), cfg.seconds("approve-timeout"))
+
+	srv := mcp.New(eng, mcp.Options{
+		Version:        version,
+		Images:         cfg.boolean("images"),
+		MaxOutputBytes: cfg.integer("max-output"),
+		Logger:         logger,
+	})
+
+	secrets := []string{jupyterToken}
+	if path := cfg.str("record"); path != "" {
+		stopRec, err := startRecorder(eng, path, secrets)
+		if err != nil {
+			return err
+		}
+		defer stopRec()
+	}
+
+	info := ui.HeaderInfo{JupyterURL: eng.JupyterURL(), Version: version}
+	switch cfg.str("transport") {
+	case "stdio":
+		info.Mode = "stdio"
+		if addr := cfg.str("feed"); addr != "" {
+			stopFeed, err := startFeed(ctx, eng, info, addr, logger)
+			if err != nil {
+				logger.Warn("live feed not started", "err", err)
+			} else {
+				defer stopFeed()
+			}
+		}
+		return srv.RunStdio(ctx)
+	default:
+		info.Mode = "streamable-http"
+		token, err := mcpToken(cfg)
+		if err != nil {
+			return err
+		}
+		secrets = append(secrets, token)
+		ln, handler, err := listenHTTP(cfg, srv, token, logger)
+		if err != nil {
+			return err
+		}
+		info.Endpoint = "http://" + ln.Addr().String() + "/mcp"
+		info.Token = token
+		httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+		errc := make(chan error, 1)
+		go func() { errc <- httpSrv.Serve(ln) }()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			httpSrv.Shutdown(sctx)
+		}()
+		if workbenchMode(cfg) {
+			return ui.Run(ctx, ui.Local(eng, info), ui.RunOptions{})
+		}
+		fmt.Fprintf(os.Stderr, "MCP endpoint: %s\nBearer token: %s\n", info.Endpoint, token)
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			return err
+		}
+	}
+}
+
+// capabilities lists the switchable behaviours with where each value came
+// from, for capabilities://.
+func capabilities(cfg *config) []engine.Capability {
+	c := func(name, opt, desc string) engine.Capability {
+		o := cfg.get(opt)
+		return engine.Capability{Name: name, Enabled: cfg.boolean(opt), Value: o.value, Source: o.from, Description: desc}
+	}
+	return []engine.Capability{
+		c(engine.CapKernelAutoRestart, "kernel-auto-restart", "A kernel that dies mid-execution is replaced with a fresh one; the result says its state was lost."),
+		c(engine.CapImages, "images", "image/png and image/jpeg outputs are returned as image content."),
+	}
+}
+
+// mcpToken is the bearer token HTTP clients must present: --mcp-token, or a
+// random one generated for this run.
+func mcpToken(cfg *config) (string, error) {
+	if t := cfg.str("mcp-token"); t != "" {
+		return t, nil
+	}
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// listenHTTP binds the MCP endpoint. A port already in use is reported with
+// what to do about it.
+func listenHTTP(cfg *config, srv *mcp.Server, token string, logger *slog.Logger) (net.Listener, http.Handler, error) {
+	addr := net.JoinHostPort(cfg.str("bind"), cfg.str("port"))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscallEADDRINUSE) {
+			return nil, nil, fmt.Errorf("port %s is already in use on %s: pass --port N (or PORT=N) to use another one", cfg.str("port"), cfg.str("bind"))
+		}
+		return nil, nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.HTTPHandler())
+	return ln, mux, nil
+}
+
+// slogWriter turns the managed server's output lines into debug logs.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Debug("jupyter-server", "out", string(p))
+	return len(p), nil
+}
+
+var _ = strconv.Itoa

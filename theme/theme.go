@@ -1,0 +1,195 @@
+// Package theme holds the workbench's colours and styles. Colours are named
+// by what they mean (semantic tokens), never by what they look like, and
+// every style is built from a *lipgloss.Renderer so that colour detection
+// follows the terminal the UI draws on (the TTY), not stdout, which may be a
+// pipe carrying the MCP protocol.
+package theme
+
+import (
+	"io"
+	"os"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// Palette is the set of semantic colour tokens. Every colour the workbench
+// shows comes from one of these fields.
+type Palette struct {
+	Text       lipgloss.Color // ordinary text
+	Muted      lipgloss.Color // secondary text: timestamps, counts, hints
+	Subtle     lipgloss.Color // borders of unfocused panes, separators
+	Accent     lipgloss.Color // focused pane border, titles, the product name
+	SelectedFg lipgloss.Color // text of the selected row
+	SelectedBg lipgloss.Color // background of the selected row
+	HighlightBg lipgloss.Color // background of the acted-on cell
+
+	Running   lipgloss.Color // a call or execution in progress
+	OK        lipgloss.Color // success
+	Error     lipgloss.Color // failure
+	Cancelled lipgloss.Color // stopped by a person or by a timeout
+	Held      lipgloss.Color // waiting for a person
+	Denied    lipgloss.Color // refused by a person
+
+	Warning lipgloss.Color // confirmations pending, missed events, pause
+
+	JSONKey    lipgloss.Color // object keys in the structured tree
+	JSONString lipgloss.Color // string values
+	JSONNumber lipgloss.Color // numbers, booleans and null
+}
+
+// Dark is the palette for terminals with a dark background.
+func Dark() Palette {
+	return Palette{
+		Text:        lipgloss.Color("#D8DEE9"),
+		Muted:       lipgloss.Color("#8A93A6"),
+		Subtle:      lipgloss.Color("#4C566A"),
+		Accent:      lipgloss.Color("#88C0D0"),
+		SelectedFg:  lipgloss.Color("#ECEFF4"),
+		SelectedBg:  lipgloss.Color("#3B4252"),
+		HighlightBg: lipgloss.Color("#2E3A2F"),
+		Running:     lipgloss.Color("#81A1C1"),
+		OK:          lipgloss.Color("#A3BE8C"),
+		Error:       lipgloss.Color("#BF616A"),
+		Cancelled:   lipgloss.Color("#D08770"),
+		Held:        lipgloss.Color("#EBCB8B"),
+		Denied:      lipgloss.Color("#B48EAD"),
+		Warning:     lipgloss.Color("#EBCB8B"),
+		JSONKey:     lipgloss.Color("#88C0D0"),
+		JSONString:  lipgloss.Color("#A3BE8C"),
+		JSONNumber:  lipgloss.Color("#B48EAD"),
+	}
+}
+
+// Light is the palette for terminals with a light background.
+func Light() Palette {
+	return Palette{
+		Text:        lipgloss.Color("#2E3440"),
+		Muted:       lipgloss.Color("#6B7280"),
+		Subtle:      lipgloss.Color("#C0C6D0"),
+		Accent:      lipgloss.Color("#1F6FA8"),
+		SelectedFg:  lipgloss.Color("#111827"),
+		SelectedBg:  lipgloss.Color("#DCE6F2"),
+		HighlightBg: lipgloss.Color("#E3F2E1"),
+		Running:     lipgloss.Color("#2563EB"),
+		OK:          lipgloss.Color("#15803D"),
+		Error:       lipgloss.Color("#B91C1C"),
+		Cancelled:   lipgloss.Color("#C2410C"),
+		Held:        lipgloss.Color("#A16207"),
+		Denied:      lipgloss.Color("#7E22CE"),
+		Warning:     lipgloss.Color("#A16207"),
+		JSONKey:     lipgloss.Color("#1F6FA8"),
+		JSONString:  lipgloss.Color("#15803D"),
+		JSONNumber:  lipgloss.Color("#7E22CE"),
+	}
+}
+
+// Styles is every style the workbench uses, built once from a renderer.
+type Styles struct {
+	Renderer *lipgloss.Renderer
+	Palette  Palette
+	// Colorless is true when the renderer prints no colour at all (NO_COLOR
+	// or a dumb terminal); panes then mark state with characters instead.
+	Colorless bool
+
+	Header      lipgloss.Style // the header bar
+	HeaderTitle lipgloss.Style // the product name in the header
+	HeaderKey   lipgloss.Style // labels in the header ("endpoint")
+	HeaderValue lipgloss.Style // values in the header
+
+	PaneFocused lipgloss.Style // border of the focused pane
+	PaneBlurred lipgloss.Style // border of the other panes
+	Title       lipgloss.Style // pane title, focused
+	TitleBlur   lipgloss.Style // pane title, not focused
+
+	Text      lipgloss.Style
+	Muted     lipgloss.Style
+	Bold      lipgloss.Style
+	Selected  lipgloss.Style // the selected row
+	Highlight lipgloss.Style // the acted-on cell
+	Warning   lipgloss.Style
+	Error     lipgloss.Style
+	StatusBar lipgloss.Style // the bottom line
+
+	Running   lipgloss.Style
+	OK        lipgloss.Style
+	Failed    lipgloss.Style
+	Cancelled lipgloss.Style
+	Held      lipgloss.Style
+	Denied    lipgloss.Style
+
+	JSONKey    lipgloss.Style
+	JSONString lipgloss.Style
+	JSONNumber lipgloss.Style
+
+	Help help.Styles
+}
+
+// NewRenderer returns a renderer writing to w (the TTY). It honours NO_COLOR
+// (https://no-color.org): any non-empty value selects the Ascii profile.
+func NewRenderer(w io.Writer) *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(w)
+	if os.Getenv("NO_COLOR") != "" {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return r
+}
+
+// New builds the styles for r, choosing the light or dark palette from the
+// renderer's idea of the terminal background.
+func New(r *lipgloss.Renderer) Styles {
+	p := Dark()
+	if !r.HasDarkBackground() {
+		p = Light()
+	}
+	return NewWithPalette(r, p)
+}
+
+// NewWithPalette builds the styles for r with an explicit palette (tests
+// and forced themes).
+func NewWithPalette(r *lipgloss.Renderer, p Palette) Styles {
+	s := Styles{Renderer: r, Palette: p, Colorless: r.ColorProfile() == termenv.Ascii}
+	fg := func(c lipgloss.Color) lipgloss.Style { return r.NewStyle().Foreground(c) }
+
+	s.Header = r.NewStyle().Foreground(p.Text)
+	s.HeaderTitle = r.NewStyle().Foreground(p.Accent).Bold(true)
+	s.HeaderKey = fg(p.Muted)
+	s.HeaderValue = fg(p.Text)
+
+	s.PaneFocused = r.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(p.Accent)
+	s.PaneBlurred = r.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(p.Subtle)
+	s.Title = r.NewStyle().Foreground(p.Accent).Bold(true)
+	s.TitleBlur = fg(p.Muted)
+
+	s.Text = fg(p.Text)
+	s.Muted = fg(p.Muted)
+	s.Bold = r.NewStyle().Bold(true)
+	s.Selected = r.NewStyle().Foreground(p.SelectedFg).Background(p.SelectedBg).Bold(true)
+	s.Highlight = r.NewStyle().Background(p.HighlightBg)
+	s.Warning = fg(p.Warning).Bold(true)
+	s.Error = fg(p.Error)
+	s.StatusBar = fg(p.Muted)
+
+	s.Running = fg(p.Running)
+	s.OK = fg(p.OK)
+	s.Failed = fg(p.Error).Bold(true)
+	s.Cancelled = fg(p.Cancelled)
+	s.Held = fg(p.Held).Bold(true)
+	s.Denied = fg(p.Denied)
+
+	s.JSONKey = fg(p.JSONKey)
+	s.JSONString = fg(p.JSONString)
+	s.JSONNumber = fg(p.JSONNumber)
+
+	s.Help = help.Styles{
+		Ellipsis:       fg(p.Subtle),
+		ShortKey:       fg(p.Accent),
+		ShortDesc:      fg(p.Muted),
+		ShortSeparator: fg(p.Subtle),
+		FullKey:        fg(p.Accent),
+		FullDesc:       fg(p.Muted),
+		FullSeparator:  fg(p.Subtle),
+	}
+	return s
+}
