@@ -10,12 +10,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp/guard"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
 	"golang.org/x/term"
 )
@@ -175,8 +175,25 @@ func listenHTTP(cfg *config, srv *mcp.Server, token string, logger *slog.Logger)
 		}
 		return nil, nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
+	bind := cfg.str("bind")
+	if !guard.IsLoopback(bind) {
+		logger.Warn("the MCP endpoint is bound to a non-loopback address: anyone who can reach it and has the token can run code", "bind", bind)
+		fmt.Fprintf(os.Stderr, "WARNING: serving MCP on %s, reachable from other machines; anyone with the token can run code on your Jupyter server.\n", bind)
+	}
+	if cfg.boolean("no-auth-loopback-only") {
+		fmt.Fprintln(os.Stderr, "WARNING: --no-auth-loopback-only: MCP requests are accepted WITHOUT a token from any local process.")
+	}
+	guarded, err := guard.New(srv.HTTPHandler(), guard.Options{
+		Token:    token,
+		NoAuth:   cfg.boolean("no-auth-loopback-only"),
+		BindHost: bind,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler())
+	mux.Handle("/mcp", guarded)
 	return ln, mux, nil
 }
 
@@ -187,5 +204,3 @@ func (w slogWriter) Write(p []byte) (int, error) {
 	w.l.Debug("jupyter-server", "out", string(p))
 	return len(p), nil
 }
-
-var _ = strconv.Itoa

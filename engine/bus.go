@@ -1,31 +1,191 @@
 package engine
 
+import (
+	"sync"
+	"time"
+)
+
+// DefaultSubscriptionSize is the buffer Subscribe uses when given a size
+// below one.
+const DefaultSubscriptionSize = 1024
+
 // Bus fans engine events out to subscribers. Publish never blocks: each
 // subscriber has a bounded buffer, and when it overflows the oldest events
 // are dropped and counted; the subscriber then receives an EvMissed event with
 // the count before the next event it does get.
 type Bus struct {
-	// implemented in the foundation issue
+	// mu is held while an event is stamped and pushed to every
+	// subscriber, so all subscribers see events in sequence order even
+	// when many goroutines publish at once. Pushing is a copy into a ring
+	// buffer, so holding it is short.
+	mu   sync.Mutex
+	seq  uint64
+	subs map[*Subscription]struct{}
 }
 
 // NewBus returns an empty bus.
-func NewBus() *Bus { panic("unimplemented") }
+func NewBus() *Bus {
+	return &Bus{subs: map[*Subscription]struct{}{}}
+}
 
 // Publish stamps ev with a sequence number and time (if unset) and hands it
 // to every subscriber without blocking.
-func (b *Bus) Publish(ev Event) { panic("unimplemented") }
+func (b *Bus) Publish(ev Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	ev.Seq = b.seq
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	for s := range b.subs {
+		s.push(ev)
+	}
+}
 
 // Subscribe returns a subscription with a buffer of size events.
-func (b *Bus) Subscribe(size int) *Subscription { panic("unimplemented") }
+func (b *Bus) Subscribe(size int) *Subscription {
+	if size < 1 {
+		size = DefaultSubscriptionSize
+	}
+	s := &Subscription{
+		bus:      b,
+		c:        make(chan Event),
+		ring:     make([]Event, size),
+		signal:   make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		finished: make(chan struct{}),
+	}
+	b.mu.Lock()
+	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+	go s.deliver()
+	return s
+}
 
 // Subscription is one subscriber's view of the bus.
-type Subscription struct{}
+//
+// Events wait in a ring buffer; a goroutine of the subscription moves them
+// to C one at a time, so the publisher only ever touches the buffer.
+type Subscription struct {
+	bus *Bus
+	c   chan Event
 
-// C delivers events in order. It is closed by Close.
-func (s *Subscription) C() <-chan Event { panic("unimplemented") }
+	mu      sync.Mutex
+	ring    []Event
+	head, n int
+	missed  uint64 // total lost
+	pending uint64 // lost since the last EvMissed was delivered
+
+	signal    chan struct{} // something was pushed (capacity 1)
+	done      chan struct{} // closed by Close
+	finished  chan struct{} // closed when deliver has closed c
+	closeOnce sync.Once
+}
+
+// push adds ev to the ring, dropping the oldest event when it is full.
+func (s *Subscription) push(ev Event) {
+	s.mu.Lock()
+	if s.n == len(s.ring) {
+		s.ring[s.head] = Event{}
+		s.head = (s.head + 1) % len(s.ring)
+		s.n--
+		s.missed++
+		s.pending++
+	}
+	s.ring[(s.head+s.n)%len(s.ring)] = ev
+	s.n++
+	s.mu.Unlock()
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
+}
+
+// next takes the event to deliver next: an EvMissed report when events were
+// lost since the last delivery, else the oldest buffered event.
+func (s *Subscription) next() (Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending > 0 {
+		ev := Event{Type: EvMissed, Time: time.Now(), Missed: s.pending}
+		s.pending = 0
+		return ev, true
+	}
+	if s.n == 0 {
+		return Event{}, false
+	}
+	ev := s.ring[s.head]
+	s.ring[s.head] = Event{}
+	s.head = (s.head + 1) % len(s.ring)
+	s.n--
+	return ev, true
+}
+
+func (s *Subscription) deliver() {
+	defer close(s.finished)
+	defer close(s.c)
+	for {
+		ev, ok := s.next()
+		if !ok {
+			select {
+			case <-s.signal:
+				continue
+			case <-s.done:
+				return
+			}
+		}
+		if !s.send(ev) {
+			return
+		}
+	}
+}
+
+// send hands ev to the reader, reporting false once the subscription is
+// closed. While an EvMissed report waits for the reader, further losses are
+// added to it, so the reader sees one report per gap.
+func (s *Subscription) send(ev Event) bool {
+	for {
+		var more <-chan struct{}
+		if ev.Type == EvMissed && ev.Seq == 0 {
+			more = s.signal
+		}
+		select {
+		case s.c <- ev:
+			return true
+		case <-s.done:
+			return false
+		case <-more:
+			s.mu.Lock()
+			ev.Missed += s.pending
+			s.pending = 0
+			s.mu.Unlock()
+			// The pushed events need no new signal: deliver looks at the
+			// buffer before it waits again.
+		}
+	}
+}
+
+// C delivers events in order. It is closed by Close. EvMissed events are
+// made for this subscriber alone and carry no sequence number.
+func (s *Subscription) C() <-chan Event { return s.c }
 
 // Missed is the total number of events this subscriber lost.
-func (s *Subscription) Missed() uint64 { panic("unimplemented") }
+func (s *Subscription) Missed() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.missed
+}
 
-// Close unsubscribes and closes C.
-func (s *Subscription) Close() { panic("unimplemented") }
+// Close unsubscribes and closes C. It may be called more than once and
+// from any goroutine, including the one reading C; when it returns, C is
+// closed.
+func (s *Subscription) Close() {
+	s.closeOnce.Do(func() {
+		s.bus.mu.Lock()
+		delete(s.bus.subs, s)
+		s.bus.mu.Unlock()
+		close(s.done)
+	})
+	<-s.finished
+}

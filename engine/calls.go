@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
 	"time"
 )
 
@@ -37,38 +40,409 @@ type CallOutcome struct {
 	Images        int
 }
 
+// DefaultApprovalTimeout is how long a held call waits for a decision
+// before it is denied.
+const DefaultApprovalTimeout = 2 * time.Minute
+
+// errCancelledInWorkbench is the cause of a call context cancelled by
+// CancelCall, so that whoever runs the call can tell the agent why.
+var errCancelledInWorkbench = &UserError{Msg: "the call was cancelled in the workbench by the person supervising this server"}
+
+// errNoWorkbench refuses a call that needs approval when no one can give it.
+var errNoWorkbench = &UserError{Msg: "this call needs approval in the workbench, and no workbench is attached; start with --approve off or attach one"}
+
+// callRegistry tracks running and held calls, pause and approval state.
+type callRegistry struct {
+	bus *Bus
+
+	// jupyterURL, when set, fills ServerEvent.JupyterURL in the state
+	// events the registry publishes.
+	jupyterURL func() string
+
+	mu      sync.Mutex
+	calls   map[string]*call
+	paused  bool
+	resumed chan struct{} // closed when admission resumes; nil when not paused
+	mode    string
+	timeout time.Duration
+	uis     int
+}
+
+// call is one registered tool call.
+type call struct {
+	info     CallEvent // as it started
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	status   CallStatus
+	approval chan decision // set while held for approval
+}
+
+// decision settles a call held for approval.
+type decision struct {
+	allow bool
+	err   error // why it was denied
+}
+
+func newCallRegistry(bus *Bus) *callRegistry {
+	return &callRegistry{
+		bus:     bus,
+		calls:   map[string]*call{},
+		mode:    ApproveOff,
+		timeout: DefaultApprovalTimeout,
+	}
+}
+
+// needsApproval says whether a call must be held under the current mode.
+// An unknown mode holds everything: failing safe beats running a
+// destructive call no one was asked about.
+func (r *callRegistry) needsApproval(destructive bool) bool {
+	switch r.mode {
+	case ApproveOff, "":
+		return false
+	case ApproveDestructive:
+		return destructive
+	default:
+		return true
+	}
+}
+
+func (r *callRegistry) publishCall(t EventType, ce CallEvent) {
+	r.bus.Publish(Event{Type: t, Call: &ce})
+}
+
+// stateLocked is the server state; r.mu must be held.
+func (r *callRegistry) stateLocked() ServerEvent {
+	st := ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
+	if r.jupyterURL != nil {
+		st.JupyterURL = r.jupyterURL()
+	}
+	return st
+}
+
+func (r *callRegistry) publishState() {
+	r.mu.Lock()
+	st := r.stateLocked()
+	r.mu.Unlock()
+	r.bus.Publish(Event{Type: EvServerState, Server: &st})
+}
+
 // BeginCall registers a call: it publishes EvCallStarted, waits while new
 // calls are paused or while the call is held for approval (publishing
 // EvCallHeld), and returns a context that CancelCall cancels, and a finish
 // function to call exactly once with the outcome. A denied call (or one whose
 // approval timed out, or that needs approval with no workbench attached)
 // returns an error (a *UserError saying so) and must not run.
+//
+// When a held call is let through, EvCallProgress with status running says
+// so. When BeginCall returns an error, the call has already been finished
+// (EvCallFinished with status denied or cancelled) and the returned finish
+// does nothing. A call cancelled by CancelCall while it runs has a context
+// whose cause (context.Cause) is a *UserError saying so.
 func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, func(CallOutcome), error) {
-	panic("unimplemented")
+	r := e.calls
+	if c.ID == "" {
+		return ctx, func(CallOutcome) {}, errors.New("BeginCall: the call has no id")
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	cl := &call{
+		info: CallEvent{
+			ID:          c.ID,
+			Session:     c.Session,
+			Tool:        c.Tool,
+			Args:        c.Args,
+			Destructive: c.Destructive,
+			Status:      CallRunning,
+			Started:     time.Now(),
+		},
+		ctx:    cctx,
+		cancel: cancel,
+		status: CallRunning,
+	}
+	r.mu.Lock()
+	if _, dup := r.calls[c.ID]; dup {
+		r.mu.Unlock()
+		cancel(nil)
+		return ctx, func(CallOutcome) {}, fmt.Errorf("BeginCall: a call with id %q is already registered", c.ID)
+	}
+	r.calls[c.ID] = cl
+	r.mu.Unlock()
+	r.publishCall(EvCallStarted, cl.info)
+
+	var once sync.Once
+	finish := func(o CallOutcome) {
+		once.Do(func() { r.finish(cl, o) })
+	}
+	if err := r.admit(cctx, cl); err != nil {
+		st := CallDenied
+		if !errors.Is(err, errNoWorkbench) && cctx.Err() != nil {
+			st = CallCancelled
+		}
+		finish(CallOutcome{Status: st, Error: err.Error()})
+		return cctx, func(CallOutcome) {}, err
+	}
+	return cctx, finish, nil
+}
+
+// admit waits while admission is paused, then while the call is held for
+// approval. It returns nil when the call may run.
+func (r *callRegistry) admit(ctx context.Context, cl *call) error {
+	held := false
+	for {
+		r.mu.Lock()
+		if !r.paused {
+			break
+		}
+		wait := r.resumed
+		first := !held
+		held = true
+		cl.status = CallHeld
+		r.mu.Unlock()
+		if first {
+			r.hold(cl, "paused: waiting for new calls to be resumed")
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return cancelError(ctx)
+		}
+	}
+	// r.mu is held here.
+	if !r.needsApproval(cl.info.Destructive) {
+		cl.status = CallRunning
+		r.mu.Unlock()
+		if held {
+			r.progress(cl, "resumed")
+		}
+		return nil
+	}
+	if r.uis == 0 {
+		r.mu.Unlock()
+		return errNoWorkbench
+	}
+	ch := make(chan decision, 1)
+	cl.approval = ch
+	cl.status = CallHeld
+	timeout := r.timeout
+	r.mu.Unlock()
+	r.hold(cl, "waiting for approval in the workbench")
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var d decision
+	select {
+	case d = <-ch:
+	case <-timer.C:
+		d = decision{err: Userf("no one approved this call to %s in the workbench within %s, so it was not run", cl.info.Tool, timeout)}
+	case <-ctx.Done():
+		d = decision{err: cancelError(ctx)}
+	}
+	r.mu.Lock()
+	cl.approval = nil
+	if d.allow {
+		cl.status = CallRunning
+	}
+	r.mu.Unlock()
+	if !d.allow {
+		return d.err
+	}
+	r.progress(cl, "allowed")
+	return nil
+}
+
+// cancelError says why a held call's context ended: the workbench's
+// cancellation, or the client's.
+func cancelError(ctx context.Context) error {
+	if cause := context.Cause(ctx); errors.Is(cause, errCancelledInWorkbench) {
+		return cause
+	}
+	return ctx.Err()
+}
+
+func (r *callRegistry) hold(cl *call, why string) {
+	ce := cl.info
+	ce.Status = CallHeld
+	ce.Progress = why
+	r.publishCall(EvCallHeld, ce)
+}
+
+func (r *callRegistry) progress(cl *call, note string) {
+	ce := cl.info
+	r.mu.Lock()
+	ce.Status = cl.status
+	r.mu.Unlock()
+	ce.Progress = note
+	r.publishCall(EvCallProgress, ce)
+}
+
+// finish publishes the outcome and forgets the call.
+func (r *callRegistry) finish(cl *call, o CallOutcome) {
+	r.mu.Lock()
+	delete(r.calls, cl.info.ID)
+	r.mu.Unlock()
+	cancelled := errors.Is(context.Cause(cl.ctx), errCancelledInWorkbench)
+	cl.cancel(nil)
+
+	ce := cl.info
+	ce.Duration = time.Since(ce.Started)
+	ce.Status = o.Status
+	if ce.Status == "" {
+		switch {
+		case cancelled:
+			ce.Status = CallCancelled
+		case o.IsError || o.Error != "":
+			ce.Status = CallError
+		default:
+			ce.Status = CallOK
+		}
+	}
+	ce.Text = o.Text
+	ce.Structured = o.Structured
+	ce.Meta = o.Meta
+	ce.IsError = o.IsError
+	ce.Error = o.Error
+	ce.SchemaOK = o.SchemaOK
+	ce.SchemaProblem = o.SchemaProblem
+	ce.CellID = o.CellID
+	ce.Notebook = o.Notebook
+	ce.Images = o.Images
+	r.publishCall(EvCallFinished, ce)
 }
 
 // CallProgress publishes a progress note for a running call.
-func (e *Engine) CallProgress(id, note string) { panic("unimplemented") }
+func (e *Engine) CallProgress(id, note string) {
+	r := e.calls
+	r.mu.Lock()
+	cl, ok := r.calls[id]
+	r.mu.Unlock()
+	if ok {
+		r.progress(cl, note)
+	}
+}
 
 // CancelCall cancels a running or held call (a human action).
-func (e *Engine) CancelCall(id string) error { panic("unimplemented") }
+func (e *Engine) CancelCall(id string) error {
+	r := e.calls
+	r.mu.Lock()
+	cl, ok := r.calls[id]
+	r.mu.Unlock()
+	if !ok {
+		return Userf("no running or held call has id %q; it may have finished already", id)
+	}
+	cl.cancel(errCancelledInWorkbench)
+	return nil
+}
 
-// SetPaused pauses or resumes admission of new calls.
-func (e *Engine) SetPaused(paused bool) { panic("unimplemented") }
+// SetPaused pauses or resumes admission of new calls. Calls already
+// running are not affected.
+func (e *Engine) SetPaused(paused bool) {
+	r := e.calls
+	r.mu.Lock()
+	if paused == r.paused {
+		r.mu.Unlock()
+		return
+	}
+	r.paused = paused
+	if paused {
+		r.resumed = make(chan struct{})
+	} else {
+		close(r.resumed)
+		r.resumed = nil
+	}
+	r.mu.Unlock()
+	r.publishState()
+}
 
 // SetApproval sets the approval mode and how long a held call waits before
-// it is denied.
-func (e *Engine) SetApproval(mode string, timeout time.Duration) { panic("unimplemented") }
+// it is denied (a timeout of 0 means DefaultApprovalTimeout). Calls held for
+// approval that the new mode would not hold are let through.
+func (e *Engine) SetApproval(mode string, timeout time.Duration) {
+	r := e.calls
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	r.mu.Lock()
+	r.mode = mode
+	r.timeout = timeout
+	for _, cl := range r.calls {
+		if cl.approval != nil && !r.needsApproval(cl.info.Destructive) {
+			select {
+			case cl.approval <- decision{allow: true}:
+			default:
+			}
+		}
+	}
+	r.mu.Unlock()
+	r.publishState()
+}
 
 // Decide allows or denies a held call.
-func (e *Engine) Decide(id string, allow bool) error { panic("unimplemented") }
+func (e *Engine) Decide(id string, allow bool) error {
+	r := e.calls
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cl, ok := r.calls[id]
+	if !ok || cl.approval == nil {
+		return Userf("no call with id %q is waiting for approval", id)
+	}
+	d := decision{allow: allow}
+	if !allow {
+		d.err = Userf("the person supervising this server denied this call to %s in the workbench; it was not run", cl.info.Tool)
+	}
+	select {
+	case cl.approval <- d:
+		return nil
+	default:
+		return Userf("the call %q has already been decided", id)
+	}
+}
 
 // AttachUI records that a workbench is watching (approval needs one); the
-// returned function detaches it.
-func (e *Engine) AttachUI() (detach func()) { panic("unimplemented") }
+// returned function detaches it. When the last workbench detaches, calls
+// held for approval are denied since no one is left to decide.
+func (e *Engine) AttachUI() (detach func()) {
+	r := e.calls
+	r.mu.Lock()
+	r.uis++
+	r.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.uis--
+			if r.uis > 0 {
+				return
+			}
+			for _, cl := range r.calls {
+				if cl.approval != nil {
+					select {
+					case cl.approval <- decision{err: errNoWorkbench}:
+					default:
+					}
+				}
+			}
+		})
+	}
+}
 
 // SessionOpened publishes EvSessionOpened.
-func (e *Engine) SessionOpened(id, client string) { panic("unimplemented") }
+func (e *Engine) SessionOpened(id, client string) {
+	e.calls.bus.Publish(Event{Type: EvSessionOpened, Session: &SessionEvent{ID: id, Client: client}})
+}
 
-// callRegistry tracks running and held calls, pause and approval state.
-type callRegistry struct{}
+// ServerState returns the pause and approval state as last published in
+// EvServerState, for a workbench that starts watching late.
+func (e *Engine) ServerState() ServerEvent {
+	r := e.calls
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stateLocked()
+}
+
+// ApprovalTimeout returns how long a held call waits for a decision.
+func (e *Engine) ApprovalTimeout() time.Duration {
+	r := e.calls
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.timeout
+}

@@ -28,6 +28,10 @@ type Config struct {
 	// Capabilities with their values and where each value came from.
 	Capabilities []Capability
 
+	// SandboxVariant is SANDBOX_VARIANT: the variant launch_sandbox uses
+	// when a call names none.
+	SandboxVariant string
+
 	Logger *slog.Logger
 }
 
@@ -130,6 +134,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		kernels: map[string]*kernelEntry{},
 	}
 	e.calls = newCallRegistry(bus)
+	e.calls.jupyterURL = e.JupyterURL
+	e.sandboxes = newSandboxRegistry(bus, e.jupyterClient, cfg.SandboxVariant, cfg.MaxTimeout, log)
 	return e, nil
 }
 
@@ -147,6 +153,11 @@ func (e *Engine) Close() error {
 	// collectors then write what they have into the notebook and stop.
 	for _, k := range kernels {
 		k.conn.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if e.sandboxes != nil {
+		e.sandboxes.closeAll(ctx)
 	}
 	done := make(chan struct{})
 	go func() { e.execs.Wait(); close(done) }()
@@ -257,9 +268,8 @@ type ExecResult struct {
 	SandboxName     string
 	Outputs         []notebook.Output
 	ExecutionCount  *int
-	Status          string // ok, error, aborted
+	Status          string // ok, error, aborted; running when StillRunning; died when the kernel died (KernelRestarted)
 	StillRunning    bool   // the timeout passed; outputs keep being collected into the notebook
 	Elapsed         time.Duration
 	KernelRestarted bool // the kernel died and was replaced (kernel.auto-restart): state was lost
 }
-

@@ -2,14 +2,38 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/sandbox"
 )
 
 // SandboxSpec is what launch_sandbox asks for.
+//
+// Which arguments a variant takes follows the reference: gpu only for the
+// variants that have one, environment_version and snapshot_name only for
+// datalayer; anything else is refused rather than ignored. For the
+// jupyter-server variant, Environment names the kernel spec to start
+// ("" = the server's default), ServerURL and Token name another Jupyter
+// server than the connected one, and KernelID attaches to a running kernel
+// (left running on terminate) instead of starting one. The eval variant
+// takes none of these and ignores them, as the reference does for the
+// arguments of other variants.
 type SandboxSpec struct {
 	Name               string
-	Variant            string // "" = the configured default
-	Timeout            time.Duration
+	Variant            string        // "" = the configured default
+	Timeout            time.Duration // default execution timeout; 0 = 60 s
 	Environment        string
 	EnvironmentVersion string // number or uid, "" = unset
 	GPU                string
@@ -22,41 +46,461 @@ type SandboxSpec struct {
 	SnapshotName       string
 }
 
+// defaultSandboxTimeout is launch_sandbox's default timeout.
+const defaultSandboxTimeout = 60 * time.Second
+
 // SandboxInfo describes a launched sandbox (the object launch_sandbox
 // answers with and list_sandboxes lists).
 type SandboxInfo struct {
-	Name     string        `json:"name"`
-	ID       string        `json:"id"`
-	Variant  string        `json:"variant"`
-	State    string        `json:"state"`
-	URL      string        `json:"url,omitempty"`
-	KernelID string        `json:"kernel_id,omitempty"`
-	Timeout  time.Duration `json:"-"`
-	Created  time.Time     `json:"created"`
-	Active   bool          `json:"active"` // the asking session's execute_code target
+	Name           string        `json:"name"`
+	ID             string        `json:"id"`
+	Variant        string        `json:"variant"`
+	State          string        `json:"state"` // idle, busy, failed
+	URL            string        `json:"url,omitempty"`
+	KernelID       string        `json:"kernel_id,omitempty"`
+	PID            int           `json:"pid,omitempty"`    // eval: the interpreter's process
+	Python         string        `json:"python,omitempty"` // eval: its version
+	Timeout        time.Duration `json:"-"`
+	TimeoutSeconds int           `json:"timeout"` // default execution timeout
+	Created        time.Time     `json:"created"`
+	Active         bool          `json:"active"` // the asking session's execute_code target
 }
 
-// sandboxRegistry holds the launched sandboxes (sandboxes.go).
-type sandboxRegistry struct{}
+// sandboxRegistry holds the launched sandboxes and which one each session
+// routes execute_code to.
+type sandboxRegistry struct {
+	publish        func(Event)
+	client         func() *jupyter.Client
+	defaultVariant string // SANDBOX_VARIANT as configured
+	maxTimeout     time.Duration
+	log            *slog.Logger
+
+	mu      sync.Mutex
+	byName  map[string]*sandboxEntry
+	pending map[string]bool   // names being launched, reserved
+	active  map[string]string // session -> sandbox name
+	closed  bool
+}
+
+// sandboxEntry is one launched sandbox.
+type sandboxEntry struct {
+	name    string
+	id      string
+	variant string
+	timeout time.Duration
+	created time.Time
+	sb      sandbox.Sandbox
+}
+
+// newSandboxRegistry returns an empty registry. client returns the REST
+// client of the Jupyter server in use (the jupyter-server variant starts
+// its kernels there unless a launch names another server); defaultVariant
+// is SANDBOX_VARIANT; maxTimeout (0 = none) caps execution timeouts. bus
+// may be nil (nothing is published).
+func newSandboxRegistry(bus *Bus, client func() *jupyter.Client, defaultVariant string, maxTimeout time.Duration, log *slog.Logger) *sandboxRegistry {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &sandboxRegistry{
+		client:         client,
+		defaultVariant: defaultVariant,
+		maxTimeout:     maxTimeout,
+		log:            log,
+		byName:         map[string]*sandboxEntry{},
+		pending:        map[string]bool{},
+		active:         map[string]string{},
+		publish:        func(Event) {},
+	}
+	if bus != nil {
+		r.publish = bus.Publish
+	}
+	return r
+}
+
+func (r *sandboxRegistry) publishState(name, id, variant, state string) {
+	r.publish(Event{Type: EvSandboxStatus, Sandbox: &SandboxEvent{Name: name, ID: id, Variant: variant, State: state}})
+}
+
+func (en *sandboxEntry) info(active bool) SandboxInfo {
+	si := en.sb.Info()
+	return SandboxInfo{
+		Name:           en.name,
+		ID:             en.id,
+		Variant:        en.variant,
+		State:          en.sb.State(),
+		URL:            si.URL,
+		KernelID:       si.KernelID,
+		PID:            si.PID,
+		Python:         si.Python,
+		Timeout:        en.timeout,
+		TimeoutSeconds: int(en.timeout / time.Second),
+		Created:        en.created,
+		Active:         active,
+	}
+}
+
+// namesLocked lists the sandbox names for error messages.
+func (r *sandboxRegistry) namesLocked() string {
+	if len(r.byName) == 0 {
+		return "no sandbox is launched (launch_sandbox starts one)"
+	}
+	names := make([]string, 0, len(r.byName))
+	for n := range r.byName {
+		names = append(names, strconv.Quote(n))
+	}
+	sort.Strings(names)
+	return "the launched sandboxes are " + strings.Join(names, ", ")
+}
+
+func newSandboxID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "sbx-" + hex.EncodeToString(b[:])
+}
 
 // LaunchSandbox launches a sandbox. Refusals (unknown or unavailable variant,
 // arguments a variant does not take, a duplicate name) are *UserError.
 func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec SandboxSpec) (SandboxInfo, error) {
-	panic("unimplemented")
+	r := e.sandboxes
+	name := strings.TrimSpace(spec.Name)
+	if name == "" {
+		return SandboxInfo{}, Userf("sandbox_name is required: name the sandbox, then use that name with use_sandbox, list_sandboxes and terminate_sandbox")
+	}
+	variant := sandbox.Normalize(spec.Variant)
+	if variant == "" {
+		variant = sandbox.DefaultVariant(r.defaultVariant)
+	}
+	if err := sandbox.Check(variant, sandbox.Args{
+		GPU:                strings.TrimSpace(spec.GPU),
+		EnvironmentVersion: strings.TrimSpace(spec.EnvironmentVersion),
+		SnapshotName:       strings.TrimSpace(spec.SnapshotName),
+	}); err != nil {
+		return SandboxInfo{}, Userf("%s", err.Error())
+	}
+	timeout := spec.Timeout
+	switch {
+	case timeout == 0:
+		timeout = defaultSandboxTimeout
+	case timeout < time.Second:
+		return SandboxInfo{}, Userf("timeout must be at least 1 second (it is the sandbox's default execution timeout); got %s", timeout)
+	case r.maxTimeout > 0 && timeout > r.maxTimeout:
+		return SandboxInfo{}, Userf("timeout %s is above this server's longest execution timeout, %s; pass at most %d", timeout, r.maxTimeout, int(r.maxTimeout/time.Second))
+	}
+
+	r.mu.Lock()
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return SandboxInfo{}, errors.New("the server is shutting down")
+	case r.byName[name] != nil:
+		en := r.byName[name]
+		r.mu.Unlock()
+		return SandboxInfo{}, Userf("a sandbox named %q is already launched (%s, %s); pick another sandbox_name, or terminate_sandbox %q first", name, en.variant, en.id, name)
+	case r.pending[name]:
+		r.mu.Unlock()
+		return SandboxInfo{}, Userf("a sandbox named %q is being launched right now; pick another sandbox_name", name)
+	}
+	r.pending[name] = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.pending, name)
+		r.mu.Unlock()
+	}()
+
+	id := newSandboxID()
+	// State changes during the launch are not published: the launch
+	// itself is, once the sandbox is registered.
+	var launched atomic.Bool
+	onState := func(state string) {
+		if launched.Load() {
+			r.publishState(name, id, variant, state)
+		}
+	}
+	var sb sandbox.Sandbox
+	var err error
+	switch variant {
+	case sandbox.Eval:
+		sb, err = sandbox.LaunchEval(ctx, sandbox.EvalOptions{OnState: onState, Logger: r.log.With("sandbox", name)})
+	case sandbox.JupyterServer:
+		sb, err = r.launchJupyter(ctx, spec, onState, r.log.With("sandbox", name))
+	default:
+		// Check refuses every variant this build cannot launch.
+		err = fmt.Errorf("sandbox variant %q has no launcher", variant)
+	}
+	if err != nil {
+		if sandbox.IsRefusal(err) || IsUserError(err) {
+			return SandboxInfo{}, Userf("%s", err.Error())
+		}
+		return SandboxInfo{}, fmt.Errorf("launching the %s sandbox %q: %w", variant, name, err)
+	}
+	en := &sandboxEntry{name: name, id: id, variant: variant, timeout: timeout, created: time.Now(), sb: sb}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		_ = sb.Terminate(context.WithoutCancel(ctx))
+		return SandboxInfo{}, errors.New("the server is shutting down")
+	}
+	r.byName[name] = en
+	active := r.active[session] == name
+	r.mu.Unlock()
+	info := en.info(active)
+	launched.Store(true)
+	r.publishState(name, id, variant, info.State)
+	r.log.Info("sandbox launched", "name", name, "id", id, "variant", variant, "kernel", info.KernelID, "pid", info.PID)
+	return info, nil
+}
+
+// launchJupyter starts the kernel of a jupyter-server sandbox, on the
+// connected server or on the one spec names.
+func (r *sandboxRegistry) launchJupyter(ctx context.Context, spec SandboxSpec, onState func(string), log *slog.Logger) (sandbox.Sandbox, error) {
+	var client *jupyter.Client
+	if u := strings.TrimSpace(spec.ServerURL); u != "" {
+		c, err := jupyter.NewClient(u, spec.Token, jupyter.Options{})
+		if err != nil {
+			return nil, Userf("server_url: %v", err)
+		}
+		if _, err := c.Status(ctx); err != nil {
+			return nil, Userf("cannot use the Jupyter server at server_url for the sandbox: %v", err)
+		}
+		client = c
+	} else if r.client != nil {
+		client = r.client()
+	}
+	if client == nil {
+		return nil, Userf("the jupyter-server variant needs a Jupyter server: none is connected; pass server_url (and token), or use the eval variant")
+	}
+	return sandbox.LaunchJupyter(ctx, sandbox.JupyterOptions{
+		Client:     client,
+		KernelName: strings.TrimSpace(spec.Environment),
+		KernelID:   strings.TrimSpace(spec.KernelID),
+		OnState:    onState,
+		Logger:     log,
+	})
 }
 
 // UseSandbox makes execute_code of the session run on the named sandbox; ""
 // returns it to kernels. It answers the sandbox in use ("" for kernels).
-func (e *Engine) UseSandbox(session, name string) (string, error) { panic("unimplemented") }
+func (e *Engine) UseSandbox(session, name string) (string, error) {
+	r := e.sandboxes
+	name = strings.TrimSpace(name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if name == "" {
+		delete(r.active, session)
+		return "", nil
+	}
+	en := r.byName[name]
+	if en == nil {
+		return "", Userf("no sandbox is named %q: %s; pass an empty sandbox_name to go back to Jupyter kernels", name, r.namesLocked())
+	}
+	if st := en.sb.State(); st == sandbox.StateFailed {
+		return "", Userf("sandbox %q has failed (its %s died) and cannot run code; terminate_sandbox it and launch a new one", name, deadPart(en.variant))
+	}
+	r.active[session] = name
+	return name, nil
+}
 
-// ListSandboxes lists the launched sandboxes.
-func (e *Engine) ListSandboxes(session string) []SandboxInfo { panic("unimplemented") }
+func deadPart(variant string) string {
+	if variant == sandbox.JupyterServer {
+		return "kernel"
+	}
+	return "Python process"
+}
 
-// TerminateSandbox stops a sandbox and unregisters it.
-func (e *Engine) TerminateSandbox(ctx context.Context, name string) error { panic("unimplemented") }
+// ListSandboxes lists the launched sandboxes in launch order, marking the
+// session's active one.
+func (e *Engine) ListSandboxes(session string) []SandboxInfo {
+	r := e.sandboxes
+	r.mu.Lock()
+	entries := make([]*sandboxEntry, 0, len(r.byName))
+	for _, en := range r.byName {
+		entries = append(entries, en)
+	}
+	active := r.active[session]
+	r.mu.Unlock()
+	sort.Slice(entries, func(i, j int) bool {
+		if !entries[i].created.Equal(entries[j].created) {
+			return entries[i].created.Before(entries[j].created)
+		}
+		return entries[i].name < entries[j].name
+	})
+	out := make([]SandboxInfo, len(entries))
+	for i, en := range entries {
+		out[i] = en.info(en.name == active)
+	}
+	return out
+}
+
+// TerminateSandbox stops a sandbox and unregisters it; no session routes
+// execute_code to it any more.
+func (e *Engine) TerminateSandbox(ctx context.Context, name string) error {
+	r := e.sandboxes
+	name = strings.TrimSpace(name)
+	r.mu.Lock()
+	en := r.byName[name]
+	if en == nil {
+		defer r.mu.Unlock()
+		return Userf("no sandbox is named %q: %s", name, r.namesLocked())
+	}
+	delete(r.byName, name)
+	for s, n := range r.active {
+		if n == name {
+			delete(r.active, s)
+		}
+	}
+	r.mu.Unlock()
+	err := en.sb.Terminate(ctx)
+	// The sandbox publishes "terminated" through its state callback; a
+	// failed one does not change state any more, so say it here as well.
+	if en.sb.State() != sandbox.StateTerminated {
+		r.publishState(en.name, en.id, en.variant, sandbox.StateTerminated)
+	}
+	r.log.Info("sandbox terminated", "name", name, "id", en.id)
+	if err != nil {
+		return fmt.Errorf("terminating sandbox %q: %w", name, err)
+	}
+	return nil
+}
+
+// sessionClosed forgets the session's active sandbox (Engine.SessionClosed
+// calls it).
+func (r *sandboxRegistry) sessionClosed(session string) {
+	r.mu.Lock()
+	delete(r.active, session)
+	r.mu.Unlock()
+}
+
+// closeAll terminates every sandbox (Engine.Close calls it): eval
+// interpreters are killed and the kernels sandboxes started are shut down.
+func (r *sandboxRegistry) closeAll(ctx context.Context) {
+	r.mu.Lock()
+	r.closed = true
+	entries := r.byName
+	r.byName = map[string]*sandboxEntry{}
+	r.active = map[string]string{}
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, en := range entries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := en.sb.Terminate(ctx); err != nil {
+				r.log.Warn("terminating sandbox at close", "name", en.name, "err", err)
+			}
+			if en.sb.State() != sandbox.StateTerminated {
+				r.publishState(en.name, en.id, en.variant, sandbox.StateTerminated)
+			}
+		}()
+	}
+	wg.Wait()
+}
 
 // executeOnSandbox runs code on the session's active sandbox. ok is false
 // when the session has none (execute_code then uses kernels).
+//
+// The timeout is opts.Timeout, or the sandbox's own when that is 0. When it
+// passes, a jupyter-server sandbox's code keeps running (StillRunning; its
+// later outputs and its end are published as events), while an eval
+// sandbox's code is interrupted (its KeyboardInterrupt error says so). A
+// cancelled call interrupts the code and returns what it produced with
+// Status "aborted" and an error wrapping the cancellation, as ExecuteCode
+// does for kernels.
 func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opts ExecOptions) (res ExecResult, ok bool, err error) {
-	panic("unimplemented")
+	r := e.sandboxes
+	r.mu.Lock()
+	name := r.active[session]
+	en := r.byName[name]
+	r.mu.Unlock()
+	if name == "" || en == nil {
+		return ExecResult{}, false, nil
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = en.timeout
+	}
+	if r.maxTimeout > 0 && timeout > r.maxTimeout {
+		timeout = r.maxTimeout
+	}
+	info := en.sb.Info()
+	execID := "x" + strconv.FormatUint(e.execSeq.Add(1), 10)
+	execEvent := func(ev ExecEvent) *ExecEvent {
+		ev.ID, ev.SandboxID, ev.KernelID, ev.CallID = execID, en.id, info.KernelID, opts.CallID
+		return &ev
+	}
+	started := time.Now()
+	r.publish(Event{Type: EvExecStarted, Exec: execEvent(ExecEvent{Code: code})})
+
+	var outputs atomic.Int64
+	req := sandbox.Request{
+		Code:    code,
+		Timeout: timeout,
+		OnOutput: func(o notebook.Output) {
+			outputs.Add(1)
+			snap := snapshotOutput(&o)
+			r.publish(Event{Type: EvExecOutput, Exec: execEvent(ExecEvent{Output: &snap})})
+		},
+		OnFinish: func(status string) {
+			r.publish(Event{Type: EvExecFinished, Exec: execEvent(ExecEvent{Status: status, Elapsed: time.Since(started)})})
+		},
+	}
+
+	// Progress is reported from a goroutine that is stopped, and waited
+	// for, before this returns: opts.Progress is never called afterwards.
+	stop := make(chan struct{})
+	var progress sync.WaitGroup
+	if opts.Progress != nil && opts.ProgressInterval > 0 {
+		progress.Add(1)
+		go func() {
+			defer progress.Done()
+			t := time.NewTicker(opts.ProgressInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					opts.Progress(ExecProgress{Elapsed: time.Since(started), Timeout: timeout, Outputs: int(outputs.Load())})
+				}
+			}
+		}()
+	}
+	sres, err := en.sb.Execute(ctx, req)
+	close(stop)
+	progress.Wait()
+
+	if err != nil {
+		r.publish(Event{Type: EvExecFinished, Exec: execEvent(ExecEvent{Status: "aborted", Elapsed: time.Since(started)})})
+		switch {
+		case errors.Is(err, sandbox.ErrNotRunning):
+			return ExecResult{}, true, Userf("sandbox %q is %s and cannot run code; terminate_sandbox it and launch a new one, or call use_sandbox with an empty name to go back to Jupyter kernels", name, en.sb.State())
+		case ctx.Err() != nil:
+			return ExecResult{}, true, fmt.Errorf("the execution on sandbox %q was cancelled before it started: %w", name, context.Cause(ctx))
+		}
+		return ExecResult{}, true, fmt.Errorf("running code on sandbox %q: %w", name, err)
+	}
+	res = ExecResult{
+		ExecID:         execID,
+		SandboxName:    name,
+		Outputs:        sres.Outputs,
+		ExecutionCount: sres.ExecutionCount,
+		Status:         sres.Status,
+		StillRunning:   sres.StillRunning,
+		Elapsed:        sres.Elapsed,
+	}
+	if en.variant == sandbox.JupyterServer {
+		res.KernelID = info.KernelID
+	}
+	if !sres.StillRunning {
+		status := sres.Status
+		if sres.Interrupted {
+			status = "interrupted"
+		}
+		r.publish(Event{Type: EvExecFinished, Exec: execEvent(ExecEvent{Status: status, Elapsed: sres.Elapsed})})
+	}
+	if ctx.Err() != nil && sres.Interrupted {
+		res.Status = "aborted"
+		return res, true, fmt.Errorf("the execution was cancelled and sandbox %q was interrupted: %w", name, context.Cause(ctx))
+	}
+	return res, true, nil
 }

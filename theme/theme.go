@@ -17,12 +17,12 @@ import (
 // Palette is the set of semantic colour tokens. Every colour the workbench
 // shows comes from one of these fields.
 type Palette struct {
-	Text       lipgloss.Color // ordinary text
-	Muted      lipgloss.Color // secondary text: timestamps, counts, hints
-	Subtle     lipgloss.Color // borders of unfocused panes, separators
-	Accent     lipgloss.Color // focused pane border, titles, the product name
-	SelectedFg lipgloss.Color // text of the selected row
-	SelectedBg lipgloss.Color // background of the selected row
+	Text        lipgloss.Color // ordinary text
+	Muted       lipgloss.Color // secondary text: timestamps, counts, hints
+	Subtle      lipgloss.Color // borders of unfocused panes, separators
+	Accent      lipgloss.Color // focused pane border, titles, the product name
+	SelectedFg  lipgloss.Color // text of the selected row
+	SelectedBg  lipgloss.Color // background of the selected row
 	HighlightBg lipgloss.Color // background of the acted-on cell
 
 	Running   lipgloss.Color // a call or execution in progress
@@ -98,10 +98,14 @@ type Styles struct {
 	HeaderKey   lipgloss.Style // labels in the header ("endpoint")
 	HeaderValue lipgloss.Style // values in the header
 
-	PaneFocused lipgloss.Style // border of the focused pane
-	PaneBlurred lipgloss.Style // border of the other panes
-	Title       lipgloss.Style // pane title, focused
-	TitleBlur   lipgloss.Style // pane title, not focused
+	// The focused pane gets a thick border and the others a thin one, so
+	// focus shows even without colour.
+	FocusedBorder lipgloss.Border
+	BlurredBorder lipgloss.Border
+	PaneFocused   lipgloss.Style // colour of the focused pane's border
+	PaneBlurred   lipgloss.Style // colour of the other panes' borders
+	Title         lipgloss.Style // pane title, focused
+	TitleBlur     lipgloss.Style // pane title, not focused
 
 	Text      lipgloss.Style
 	Muted     lipgloss.Style
@@ -157,8 +161,10 @@ func NewWithPalette(r *lipgloss.Renderer, p Palette) Styles {
 	s.HeaderKey = fg(p.Muted)
 	s.HeaderValue = fg(p.Text)
 
-	s.PaneFocused = r.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(p.Accent)
-	s.PaneBlurred = r.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(p.Subtle)
+	s.FocusedBorder = lipgloss.ThickBorder()
+	s.BlurredBorder = lipgloss.NormalBorder()
+	s.PaneFocused = fg(p.Accent)
+	s.PaneBlurred = fg(p.Subtle)
 	s.Title = r.NewStyle().Foreground(p.Accent).Bold(true)
 	s.TitleBlur = fg(p.Muted)
 

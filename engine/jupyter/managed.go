@@ -1,9 +1,23 @@
 package jupyter
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 )
 
 // ErrJupyterNotInstalled says that no jupyter-server could be found to start.
@@ -16,6 +30,13 @@ type ManagedOptions struct {
 	// Extra command-line arguments for jupyter-server (tests use
 	// --ServerApp.base_url=/user/alice/).
 	ExtraArgs []string
+	// Python is the interpreter that has jupyter_server installed. Default:
+	// the one named in the shebang of the jupyter-server script (first
+	// /usr/bin/jupyter-server, then PATH), else the first of
+	// /usr/bin/python3, python3, python that can import jupyter_server.
+	Python string
+	// StartTimeout bounds the wait for the server to answer; default 60s.
+	StartTimeout time.Duration
 }
 
 // Managed is a jupyter-server process this program started: on a free
@@ -24,12 +45,408 @@ type ManagedOptions struct {
 type Managed struct {
 	URL   string // base URL, ending in "/"
 	Token string
+	// RootDir is the absolute notebook root the server serves.
+	RootDir string
+	// RuntimeDir is the server's private Jupyter runtime directory: kernel
+	// connection files live there as kernel-<id>.json.
+	RuntimeDir string
+	// Python is the interpreter that runs the server.
+	Python string
+
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed when the server process has been reaped
+	waitErr  error
+	tail     *lineTail
+	stopOnce sync.Once
+	stopErr  error
 }
+
+// nodelayPatch, run before serverLaunch, patches jupyter-server's kernel
+// websocket handler to set TCP_NODELAY: tornado leaves Nagle on, so every
+// small reply frame after the first waits for the client's delayed ACK
+// (~40 ms per round trip). The patch is best effort: if the handler moved
+// (jupyter-server 2.x renamed it), the server starts unpatched.
+//
+// The token travels in an environment variable that the bootstrap removes
+// before anything starts: on the command line every local user could read
+// it in ps, and left in the environment every kernel (and so any notebook
+// printing os.environ) would inherit it.
+const nodelayPatch = `
+import sys
+def _patch(cls):
+    orig = cls.open
+    def open(self, *args, **kwargs):
+        try:
+            self.set_nodelay(True)
+        except Exception:
+            pass
+        return orig(self, *args, **kwargs)
+    cls.open = open
+for _mod, _name in (("jupyter_server.services.kernels.handlers", "ZMQChannelsHandler"),
+                    ("jupyter_server.services.kernels.websocket", "KernelWebsocketHandler")):
+    try:
+        _m = __import__(_mod, fromlist=[_name])
+        _patch(getattr(_m, _name))
+        print("jupyter-mcp: TCP_NODELAY on kernel websockets (%s.%s)" % (_mod, _name), file=sys.stderr)
+    except Exception:
+        pass
+`
+
+// serverLaunch moves the token from the environment to the server's
+// arguments and runs jupyter-server in this interpreter.
+const serverLaunch = `
+import os, sys
+_token = os.environ.pop("JUPYTER_MCP_SERVER_TOKEN", None)
+if _token is not None:
+    sys.argv.append("--ServerApp.token=" + _token)
+from jupyter_server.serverapp import main
+sys.argv[0] = "jupyter-server"
+sys.exit(main())
+`
+
+// plainServer skips the nodelay patch (the Nagle benchmark compares a
+// stock server against ours).
+var plainServer bool
 
 // StartManaged starts jupyter-server and waits until api/ answers.
 func StartManaged(ctx context.Context, opts ManagedOptions) (*Managed, error) {
-	panic("unimplemented")
+	python, err := findPython(opts.Python)
+	if err != nil {
+		return nil, err
+	}
+	root := opts.RootDir
+	if root == "" {
+		if root, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("the notebook root %s is not a directory", root)
+	}
+	timeout := opts.StartTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	// A port taken between our probe and the server's bind makes the
+	// server exit at once; a couple of fresh ports cure that.
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		m, err := startOnce(ctx, python, root, timeout, opts)
+		if err == nil {
+			return m, nil
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "already in use") {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+func startOnce(ctx context.Context, python, root string, timeout time.Duration, opts ManagedOptions) (*Managed, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("finding a free port for jupyter-server: %w", err)
+	}
+	token, err := randomToken()
+	if err != nil {
+		return nil, err
+	}
+	runtimeDir, err := os.MkdirTemp("", "jupyter-mcp-runtime-")
+	if err != nil {
+		return nil, err
+	}
+	bootstrap := nodelayPatch + serverLaunch
+	if plainServer {
+		bootstrap = serverLaunch
+	}
+	args := []string{"-c", bootstrap,
+		"--no-browser",
+		"--ServerApp.open_browser=False",
+		"--ServerApp.ip=127.0.0.1",
+		"--ServerApp.port=" + strconv.Itoa(port),
+		"--ServerApp.port_retries=0",
+		"--ServerApp.root_dir=" + root,
+		"--ServerApp.iopub_data_rate_limit=1e10",
+		"--ServerApp.iopub_msg_rate_limit=1e10",
+	}
+	if os.Geteuid() == 0 {
+		args = append(args, "--allow-root")
+	}
+	args = append(args, opts.ExtraArgs...)
+	cmd := exec.Command(python, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(),
+		"PYDEVD_DISABLE_FILE_VALIDATION=1",
+		// A private runtime dir keeps connection files and the cookie
+		// secret of this server apart from any other Jupyter on the
+		// machine, and tells the benchmark where kernel files are.
+		"JUPYTER_RUNTIME_DIR="+runtimeDir,
+		"PYTHONUNBUFFERED=1",
+		"JUPYTER_MCP_SERVER_TOKEN="+token,
+	)
+	cmd.SysProcAttr = childProcAttr()
+	// Our own pipe rather than an io.Writer: exec would otherwise wait in
+	// Wait for every holder of the pipe (the kernels inherit stderr).
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		os.RemoveAll(runtimeDir)
+		return nil, err
+	}
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		os.RemoveAll(runtimeDir)
+		return nil, fmt.Errorf("starting %s for jupyter-server: %w", python, err)
+	}
+	pw.Close()
+	m := &Managed{
+		URL:        fmt.Sprintf("http://127.0.0.1:%d/", port),
+		Token:      token,
+		RootDir:    root,
+		RuntimeDir: runtimeDir,
+		Python:     python,
+		cmd:        cmd,
+		exited:     make(chan struct{}),
+		tail:       &lineTail{max: 30},
+	}
+	go m.copyLog(pr, opts.Log)
+	go func() {
+		m.waitErr = cmd.Wait()
+		close(m.exited)
+	}()
+	if base := strings.Trim(baseURLArg(opts.ExtraArgs), "/"); base != "" {
+		m.URL += base + "/"
+	}
+	if err := m.waitReady(ctx, timeout); err != nil {
+		_ = m.Stop()
+		return nil, err
+	}
+	return m, nil
+}
+
+// waitReady polls api/ with the token until the server answers, the
+// process exits, or the timeout passes.
+func (m *Managed) waitReady(ctx context.Context, timeout time.Duration) error {
+	c, err := NewClient(m.URL, m.Token, Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return err
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var lastErr error
+	for {
+		select {
+		case <-m.exited:
+			return fmt.Errorf("jupyter-server exited before it was ready (%v); its last output:\n%s", m.waitErr, m.tail.String())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("jupyter-server did not answer at %s within %s (last error: %v); its last output:\n%s", m.URL, timeout, lastErr, m.tail.String())
+		case <-tick.C:
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_, lastErr = c.Status(pctx)
+			cancel()
+			if lastErr == nil {
+				return nil
+			}
+		}
+	}
 }
 
 // Stop shuts the server and all its kernels down.
-func (m *Managed) Stop() error { panic("unimplemented") }
+func (m *Managed) Stop() error {
+	m.stopOnce.Do(func() { m.stopErr = m.stop() })
+	return m.stopErr
+}
+
+func (m *Managed) stop() error {
+	pid := m.cmd.Process.Pid
+	// Kernels run in sessions of their own, so killing the server's
+	// process group does not reach them; remember them now to clean up
+	// whatever the server fails to shut down. Kernels orphaned earlier (the
+	// server crashed) are found by their connection file, which lives in
+	// our private runtime dir.
+	kids := append(descendants(pid), processesMentioning(m.RuntimeDir)...)
+	select {
+	case <-m.exited:
+	default:
+		// SIGTERM lets the server shut its kernels down cleanly.
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		select {
+		case <-m.exited:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	<-m.exited
+	for _, p := range kids {
+		p.kill()
+	}
+	os.RemoveAll(m.RuntimeDir)
+	return nil
+}
+
+// PID is the server process id.
+func (m *Managed) PID() int { return m.cmd.Process.Pid }
+
+// Exited is closed when the server process has ended.
+func (m *Managed) Exited() <-chan struct{} { return m.exited }
+
+// LastOutput is the server's last few lines of output (for error reports).
+func (m *Managed) LastOutput() string { return m.tail.String() }
+
+func (m *Managed) copyLog(r io.ReadCloser, log io.Writer) {
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		m.tail.add(line)
+		if log != nil {
+			fmt.Fprintln(log, line)
+		}
+	}
+}
+
+// baseURLArg extracts --ServerApp.base_url from extra arguments so that the
+// managed URL carries it.
+func baseURLArg(args []string) string {
+	for i, a := range args {
+		for _, key := range []string{"--ServerApp.base_url", "--NotebookApp.base_url", "--base-url", "--base_url"} {
+			if v, ok := strings.CutPrefix(a, key+"="); ok {
+				return v
+			}
+			if a == key && i+1 < len(args) {
+				return args[i+1]
+			}
+		}
+	}
+	return ""
+}
+
+// findPython picks the interpreter that has jupyter_server.
+func findPython(explicit string) (string, error) {
+	if explicit != "" {
+		if err := canImportJupyterServer(explicit); err != nil {
+			return "", fmt.Errorf("%w: %s cannot import jupyter_server (%v); %s", ErrJupyterNotInstalled, explicit, err, installHint)
+		}
+		return explicit, nil
+	}
+	var scripts []string
+	if _, err := os.Stat("/usr/bin/jupyter-server"); err == nil {
+		scripts = append(scripts, "/usr/bin/jupyter-server")
+	}
+	if p, err := exec.LookPath("jupyter-server"); err == nil {
+		scripts = append(scripts, p)
+	}
+	for _, s := range scripts {
+		if py := shebangPython(s); py != "" {
+			return py, nil
+		}
+	}
+	// The python3 first on PATH may be a different interpreter than the one
+	// Jupyter was installed for, so each candidate is asked.
+	for _, cand := range []string{"/usr/bin/python3", "python3", "python"} {
+		p, err := exec.LookPath(cand)
+		if err != nil {
+			continue
+		}
+		if canImportJupyterServer(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: found neither a jupyter-server command nor a python that can import jupyter_server; %s", ErrJupyterNotInstalled, installHint)
+}
+
+const installHint = "install it (Debian/Ubuntu: apt-get install jupyter-server python3-ipykernel; elsewhere: pip install jupyter-server ipykernel) or point at a running server with --jupyter-url"
+
+// shebangPython returns the interpreter named by a script's #! line when
+// it exists.
+func shebangPython(script string) string {
+	f, err := os.Open(script)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	line, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
+	if !ok {
+		return ""
+	}
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return ""
+	}
+	py := fields[0]
+	if filepath.Base(py) == "env" && len(fields) > 1 {
+		p, err := exec.LookPath(fields[len(fields)-1])
+		if err != nil {
+			return ""
+		}
+		py = p
+	}
+	if !strings.Contains(filepath.Base(py), "python") {
+		return ""
+	}
+	if _, err := os.Stat(py); err != nil {
+		return ""
+	}
+	return py
+}
+
+func canImportJupyterServer(python string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, python, "-c", "import jupyter_server").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomToken() (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// lineTail keeps the last max lines written to it.
+type lineTail struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+}
+
+func (t *lineTail) add(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	if len(t.lines) > t.max {
+		t.lines = t.lines[len(t.lines)-t.max:]
+	}
+}
+
+func (t *lineTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "\n")
+}

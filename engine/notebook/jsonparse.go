@@ -1,6 +1,7 @@
 package notebook
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -366,16 +367,20 @@ func (p *parser) text(n int32) string {
 }
 
 // unescape decodes the body of a JSON string known to be well formed.
-// Unpaired surrogates become U+FFFD as encoding/json does.
 func unescape(s []byte) string {
-	out := make([]byte, 0, len(s))
+	return string(appendUnescaped(make([]byte, 0, len(s)), s))
+}
+
+// appendUnescaped appends the decoded body of a well-formed JSON string.
+// Unpaired surrogates become U+FFFD as encoding/json does.
+func appendUnescaped(out, s []byte) []byte {
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			out = append(out, c)
-			i++
-			continue
+		j := bytes.IndexByte(s[i:], '\\')
+		if j < 0 {
+			return append(out, s[i:]...)
 		}
+		out = append(out, s[i:i+j]...)
+		i += j
 		switch s[i+1] {
 		case 'b':
 			out = append(out, '\b')
@@ -408,7 +413,36 @@ func unescape(s []byte) string {
 		}
 		i += 2
 	}
-	return string(out)
+	return out
+}
+
+// canonicalEscapes reports whether every escape in the string token is the
+// one Python's json.dumps would write for that character, so the token can
+// be copied instead of decoded and encoded again.
+func canonicalEscapes(tok []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(tok[i:], '\\')
+		if j < 0 {
+			return true
+		}
+		i += j
+		switch tok[i+1] {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			h := tok[i+2 : i+6]
+			if h[0] != '0' || h[1] != '0' || h[2] > '1' || !(h[3] >= '0' && h[3] <= '9' || h[3] >= 'a' && h[3] <= 'f') {
+				return false
+			}
+			switch hex4(h) {
+			case '\b', '\f', '\n', '\r', '\t':
+				return false
+			}
+			i += 6
+		default:
+			return false
+		}
+	}
 }
 
 func hex4(b []byte) int {
@@ -460,26 +494,23 @@ func (p *parser) multiline(n int32) (string, error) {
 	case kString:
 		return p.text(n), nil
 	case kArray:
-		var parts []string
 		size := 0
-		err := p.elems(n, func(_ int, c int32) error {
-			if p.nodes[c].kind != kString {
-				return errNotStrings
+		for c := p.nodes[n].first; c >= 0; c = p.nodes[c].next {
+			nd := &p.nodes[c]
+			if nd.kind != kString {
+				return "", errNotStrings
 			}
-			s := p.text(c)
-			size += len(s)
-			parts = append(parts, s)
-			return nil
-		})
-		if err != nil {
-			return "", err
-		}
-		if len(parts) == 1 {
-			return parts[0], nil
+			size += nd.end - nd.start - 2
 		}
 		buf := make([]byte, 0, size)
-		for _, s := range parts {
-			buf = append(buf, s...)
+		for c := p.nodes[n].first; c >= 0; c = p.nodes[c].next {
+			nd := &p.nodes[c]
+			body := p.b[nd.start+1 : nd.end-1]
+			if nd.esc {
+				buf = appendUnescaped(buf, body)
+			} else {
+				buf = append(buf, body...)
+			}
 		}
 		return string(buf), nil
 	}

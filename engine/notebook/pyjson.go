@@ -214,9 +214,10 @@ func (w *writer) node(p *parser, n int32, depth int) error {
 	nd := &p.nodes[n]
 	switch nd.kind {
 	case kString:
-		if !nd.esc {
-			// Without escapes the token holds no control characters, quotes
-			// or backslashes, so Python would write it unchanged.
+		if !nd.esc || canonicalEscapes(p.raw(n)) {
+			// The parser refuses raw control characters, so a token whose
+			// escapes are all the ones Python writes is what Python would
+			// write.
 			w.b = append(w.b, p.raw(n)...)
 		} else {
 			w.str(p.text(n))

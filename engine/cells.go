@@ -1,0 +1,404 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+)
+
+// Values returned by the cell methods share their outputs with the engine's
+// model (it is copy-on-write, so they never change under the caller): treat
+// them as read-only.
+
+// cellInfo copies a cell's fields with its position.
+func cellInfo(i int, c *notebook.Cell) CellInfo {
+	return CellInfo{
+		Index:          i,
+		ID:             c.ID,
+		Type:           c.Type,
+		Source:         c.Source,
+		ExecutionCount: c.ExecutionCount,
+		Metadata:       c.Metadata,
+		Outputs:        c.Outputs,
+	}
+}
+
+// checkIndex checks a cell index against the notebook.
+func checkIndex(nb *notebook.Notebook, name string, i int) error {
+	n := len(nb.Cells)
+	if i >= 0 && i < n {
+		return nil
+	}
+	if n == 0 {
+		return Userf("cell index %d is out of range: notebook %q has no cells", i, name)
+	}
+	return Userf("cell index %d is out of range: notebook %q has %d cells (valid indices 0-%d)", i, name, n, n-1)
+}
+
+// findCell returns the index of the cell with id, or an error naming it.
+func findCell(nb *notebook.Notebook, name, id string) (int, error) {
+	if i := nb.IndexOf(id); i >= 0 {
+		return i, nil
+	}
+	return -1, Userf("no cell with id %q in notebook %q; read_notebook lists the cell ids", id, name)
+}
+
+// resolveCell finds the cell a ref names: by id when it has one, else by
+// index. indexArg and idArg are the tool's argument names, for the error when
+// neither is set.
+func resolveCell(nb *notebook.Notebook, name string, ref CellRef, indexArg, idArg string) (int, error) {
+	if ref.ID != "" {
+		return findCell(nb, name, ref.ID)
+	}
+	if ref.Index == nil {
+		return -1, Userf("say which cell: pass %s or %s", indexArg, idArg)
+	}
+	if err := checkIndex(nb, name, *ref.Index); err != nil {
+		return -1, err
+	}
+	return *ref.Index, nil
+}
+
+// validCellType checks an insert_cell cell_type.
+func validCellType(t string) error {
+	switch t {
+	case notebook.Code, notebook.Markdown, notebook.Raw:
+		return nil
+	}
+	return Userf("cell_type %q is not valid: use \"code\", \"markdown\" or \"raw\"", t)
+}
+
+// ReadNotebook returns cells [start, start+limit) (limit 0 = all) and the
+// total count (in NotebookInfo.Cells). A start at or past the end of a
+// non-empty notebook is an error that gives the valid range.
+func (e *Engine) ReadNotebook(ctx context.Context, session, name string, start, limit int) (NotebookInfo, []CellInfo, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return NotebookInfo{}, nil, err
+	}
+	if start < 0 {
+		return NotebookInfo{}, nil, Userf("start_index %d is negative: cells are numbered from 0", start)
+	}
+	if limit < 0 {
+		return NotebookInfo{}, nil, Userf("limit %d is negative: pass 0 for all cells or a positive count", limit)
+	}
+	nb := d.model()
+	n := len(nb.Cells)
+	if start > 0 && start >= n {
+		return NotebookInfo{}, nil, Userf("start_index %d is past the end: notebook %q has %d cells (valid start 0-%d)", start, d.name, n, max(n-1, 0))
+	}
+	end := n
+	if limit > 0 && start+limit < n {
+		end = start + limit
+	}
+	cells := make([]CellInfo, 0, end-start)
+	for i := start; i < end; i++ {
+		cells = append(cells, cellInfo(i, nb.Cells[i]))
+	}
+	info := e.info(d, session)
+	info.Cells = n
+	return info, cells, nil
+}
+
+// ReadCell returns one cell. It is the hot path: no REST call, one read
+// lock.
+func (e *Engine) ReadCell(ctx context.Context, session, name string, ref CellRef) (NotebookInfo, CellInfo, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return NotebookInfo{}, CellInfo{}, err
+	}
+	nb := d.model()
+	i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+	if err != nil {
+		return NotebookInfo{}, CellInfo{}, err
+	}
+	info := e.info(d, session)
+	info.Cells = len(nb.Cells)
+	return info, cellInfo(i, nb.Cells[i]), nil
+}
+
+// InsertCell inserts a new cell at index (-1 appends) and saves.
+func (e *Engine) InsertCell(ctx context.Context, session, name string, index int, cellType, source string) (NotebookInfo, CellInfo, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return NotebookInfo{}, CellInfo{}, err
+	}
+	if err := validCellType(cellType); err != nil {
+		return NotebookInfo{}, CellInfo{}, err
+	}
+	var out CellInfo
+	err = e.mutate(ctx, d, session, index != -1, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+		n := len(nb.Cells)
+		at := index
+		if at == -1 {
+			at = n
+		}
+		if at < 0 || at > n {
+			return nil, Userf("cell index %d is out of range for an insert: notebook %q has %d cells (valid 0-%d, or -1 to append)", index, d.name, n, n)
+		}
+		c := nb.NewCell(cellType, source)
+		nb.Cells = slices.Insert(nb.Cells, at, c)
+		out = cellInfo(at, c)
+		return []NotebookEvent{{Op: OpInsert, Index: at, Cells: []CellSnapshot{snapshotCell(c)}}}, nil
+	})
+	if err != nil {
+		return NotebookInfo{}, CellInfo{}, err
+	}
+	return e.info(d, session), out, nil
+}
+
+// cellDiff is the unified diff of a cell's source.
+func cellDiff(i int, before, after string) string {
+	return udiff.Unified(fmt.Sprintf("a/cell[%d]", i), fmt.Sprintf("b/cell[%d]", i), before, after)
+}
+
+// setSource replaces the source of cell i of nb with a copy.
+func setSource(nb *notebook.Notebook, i int, src string) *notebook.Cell {
+	c := *nb.Cells[i]
+	c.Source = src
+	nb.Cells[i] = &c
+	return &c
+}
+
+// OverwriteCellSource replaces a cell's whole source and saves. Outputs are
+// kept. The same source again changes nothing and saves nothing.
+func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, ref CellRef, source string) (NotebookInfo, SourceChange, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return NotebookInfo{}, SourceChange{}, err
+	}
+	var sc SourceChange
+	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+		i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+		if err != nil {
+			return nil, err
+		}
+		old := nb.Cells[i].Source
+		if old == source {
+			sc = SourceChange{Cell: cellInfo(i, nb.Cells[i]), OldSource: old}
+			return nil, errNoChange
+		}
+		c := setSource(nb, i, source)
+		sc = SourceChange{Cell: cellInfo(i, c), OldSource: old, Diff: cellDiff(i, old, source), Replacements: 1}
+		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{snapshotCell(c)}}}, nil
+	})
+	if err != nil {
+		return NotebookInfo{}, SourceChange{}, err
+	}
+	return e.info(d, session), sc, nil
+}
+
+// excerpt is the start of s, for error messages.
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// EditCellSource replaces old with new in a cell's source (literal match;
+// exactly once unless all) and saves.
+func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref CellRef, old, new string, all bool) (NotebookInfo, SourceChange, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return NotebookInfo{}, SourceChange{}, err
+	}
+	if old == "" {
+		return NotebookInfo{}, SourceChange{}, Userf("old_string is empty: pass the exact text to replace (read_cell shows the source), or use overwrite_cell_source to replace the whole cell")
+	}
+	if old == new {
+		return NotebookInfo{}, SourceChange{}, Userf("old_string and new_string are the same: there is nothing to change")
+	}
+	var sc SourceChange
+	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+		i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+		if err != nil {
+			return nil, err
+		}
+		c := nb.Cells[i]
+		n := strings.Count(c.Source, old)
+		switch {
+		case n == 0:
+			if c.Source == "" {
+				return nil, Userf("old_string was not found: cell %d (id %q) is empty; use overwrite_cell_source to give it a source", i, c.ID)
+			}
+			return nil, Userf("old_string was not found in cell %d (id %q). Matching is literal, including whitespace and line breaks; read_cell shows the exact source, which begins: %q", i, c.ID, excerpt(c.Source, 200))
+		case n > 1 && !all:
+			return nil, Userf("old_string occurs %d times in cell %d (id %q); pass replace_all=true to replace every occurrence, or include more of the surrounding text so that it matches exactly once", n, i, c.ID)
+		}
+		var src string
+		if all {
+			src = strings.ReplaceAll(c.Source, old, new)
+		} else {
+			src, n = strings.Replace(c.Source, old, new, 1), 1
+		}
+		nc := setSource(nb, i, src)
+		sc = SourceChange{Cell: cellInfo(i, nc), OldSource: c.Source, Diff: cellDiff(i, c.Source, src), Replacements: n}
+		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{snapshotCell(nc)}}}, nil
+	})
+	if err != nil {
+		return NotebookInfo{}, SourceChange{}, err
+	}
+	return e.info(d, session), sc, nil
+}
+
+// DeleteCells deletes the cells named by ids (when any) or indices, checking
+// every one before deleting anything, and saves. It returns the deleted cells
+// in the order given, each with the index it had before the delete.
+func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices []int, ids []string) (NotebookInfo, []CellInfo, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return NotebookInfo{}, nil, err
+	}
+	if len(ids) == 0 && len(indices) == 0 {
+		return NotebookInfo{}, nil, Userf("say which cells to delete: pass cell_indices or cell_ids_to_delete")
+	}
+	var deleted []CellInfo
+	err = e.mutate(ctx, d, session, len(ids) == 0, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+		positions := make([]int, 0, max(len(ids), len(indices)))
+		seen := map[int]bool{}
+		if len(ids) > 0 {
+			for _, id := range ids {
+				i, err := findCell(nb, d.name, id)
+				if err != nil {
+					return nil, Userf("%v; nothing was deleted", err)
+				}
+				if seen[i] {
+					return nil, Userf("cell id %q is listed twice; nothing was deleted", id)
+				}
+				seen[i] = true
+				positions = append(positions, i)
+			}
+		} else {
+			for _, i := range indices {
+				if err := checkIndex(nb, d.name, i); err != nil {
+					return nil, Userf("%v; nothing was deleted", err)
+				}
+				if seen[i] {
+					return nil, Userf("cell index %d is listed twice; nothing was deleted", i)
+				}
+				seen[i] = true
+				positions = append(positions, i)
+			}
+		}
+		deleted = make([]CellInfo, len(positions))
+		removed := make([]string, len(positions))
+		for k, i := range positions {
+			deleted[k] = cellInfo(i, nb.Cells[i])
+			removed[k] = nb.Cells[i].ID
+		}
+		kept := nb.Cells[:0]
+		for i, c := range nb.Cells {
+			if !seen[i] {
+				kept = append(kept, c)
+			}
+		}
+		clear(nb.Cells[len(kept):])
+		nb.Cells = kept
+		return []NotebookEvent{{Op: OpDelete, Index: slices.Min(positions), CellIDs: removed}}, nil
+	})
+	if err != nil {
+		return NotebookInfo{}, nil, err
+	}
+	return e.info(d, session), deleted, nil
+}
+
+// MoveCell moves a cell (src) to where dst is now and saves; it returns the
+// cell and its old and new index. With indices, [A B C D] moving 1 to 3
+// gives [A C D B]: the target index is where the cell ends up.
+func (e *Engine) MoveCell(ctx context.Context, session, name string, src, dst CellRef) (NotebookInfo, CellInfo, int, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return NotebookInfo{}, CellInfo{}, 0, err
+	}
+	var moved CellInfo
+	var from int
+	err = e.mutate(ctx, d, session, src.ID == "" || dst.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+		var err error
+		from, err = resolveCell(nb, d.name, src, "source_index", "source_cell_id")
+		if err != nil {
+			return nil, err
+		}
+		to, err := resolveCell(nb, d.name, dst, "target_index", "target_cell_id")
+		if err != nil {
+			return nil, err
+		}
+		c := nb.Cells[from]
+		moved = cellInfo(to, c)
+		if from == to {
+			return nil, errNoChange
+		}
+		nb.Cells = slices.Delete(nb.Cells, from, from+1)
+		nb.Cells = slices.Insert(nb.Cells, to, c)
+		return []NotebookEvent{{Op: OpMove, Index: to, From: from, Cells: []CellSnapshot{snapshotCell(c)}}}, nil
+	})
+	if err != nil {
+		return NotebookInfo{}, CellInfo{}, 0, err
+	}
+	return e.info(d, session), moved, from, nil
+}
+
+// ClearCellOutput clears a code cell's outputs and execution count and saves.
+func (e *Engine) ClearCellOutput(ctx context.Context, session, name string, ref CellRef) (NotebookInfo, CellInfo, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return NotebookInfo{}, CellInfo{}, err
+	}
+	var out CellInfo
+	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+		i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+		if err != nil {
+			return nil, err
+		}
+		c := nb.Cells[i]
+		if c.Type != notebook.Code {
+			return nil, Userf("cell %d (id %q) is a %s cell; only code cells have outputs to clear", i, c.ID, c.Type)
+		}
+		if len(c.Outputs) == 0 && c.ExecutionCount == nil {
+			out = cellInfo(i, c)
+			return nil, errNoChange
+		}
+		nc := *c
+		nc.Outputs = []notebook.Output{}
+		nc.ExecutionCount = nil
+		nb.Cells[i] = &nc
+		out = cellInfo(i, &nc)
+		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{snapshotCell(&nc)}}}, nil
+	})
+	if err != nil {
+		return NotebookInfo{}, CellInfo{}, err
+	}
+	return e.info(d, session), out, nil
+}
+
+// CellOutput returns one output of one cell (for the output resource).
+func (e *Engine) CellOutput(ctx context.Context, name, cellID string, index int) (notebook.Output, error) {
+	d, err := e.lookup("", name)
+	if err != nil {
+		return notebook.Output{}, err
+	}
+	nb := d.model()
+	i, err := findCell(nb, d.name, cellID)
+	if err != nil {
+		return notebook.Output{}, err
+	}
+	outs := nb.Cells[i].Outputs
+	if index < 0 || index >= len(outs) {
+		if len(outs) == 0 {
+			return notebook.Output{}, Userf("output index %d is out of range: cell %q has no outputs", index, cellID)
+		}
+		return notebook.Output{}, Userf("output index %d is out of range: cell %q has %d outputs (valid indices 0-%d)", index, cellID, len(outs), len(outs)-1)
+	}
+	return outs[index], nil
+}

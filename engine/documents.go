@@ -1,0 +1,420 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+)
+
+// Use modes.
+const (
+	modeConnect = "connect"
+	modeCreate  = "create"
+)
+
+// document is one notebook in use: its in-memory model and the kernel it
+// runs on.
+//
+// The model is copy-on-write. A mutation (holding writeMu) builds a new
+// Notebook value whose Cells slice is a fresh copy, replaces the changed
+// cells with new *Cell values, saves it, and only then swaps it in under mu.
+// So readers take mu for a few pointer copies and never wait for a save, a
+// failed save leaves the old model in place (nothing half-applied), and a
+// *notebook.Cell once published is never modified.
+type document struct {
+	name   string
+	path   string
+	client *jupyter.Client // the server the file lives on
+	kernel *kernelEntry
+
+	writeMu sync.Mutex // serializes mutations: freshness check, change, save
+
+	mu           sync.RWMutex // guards nb and lastModified
+	nb           *notebook.Notebook
+	lastModified time.Time
+}
+
+// model returns the current model. Callers must not modify it.
+func (d *document) model() *notebook.Notebook {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.nb
+}
+
+// cleanPath normalizes a contents path: no leading slash, no "." or "..".
+func cleanPath(p string) (string, error) {
+	p = strings.TrimSpace(p)
+	p = path.Clean("/" + strings.ReplaceAll(p, "\\", "/"))
+	p = strings.TrimPrefix(p, "/")
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return "", Userf("path %q leaves the Jupyter root: paths are relative to the server's root directory", p)
+	}
+	return p, nil
+}
+
+// UseNotebook opens (mode "connect") or creates (mode "create") the notebook
+// at path under name, attaches a kernel (kernelID, or a new one), and makes it
+// the session's current notebook.
+//
+// Using a name again with the same path only makes it current again; a name
+// already bound to another path, or a path already open under another name,
+// is refused. Without kernelID the notebook gets the kernel of an existing
+// Jupyter session for its path (the one JupyterLab shows), or a new session
+// is created so that JupyterLab users see the same kernel.
+func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, kernelID string) (NotebookInfo, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return NotebookInfo{}, Userf("notebook_name is required: a short name of your choice to refer to this notebook in later calls")
+	}
+	if strings.TrimSpace(nbPath) == "" {
+		return NotebookInfo{}, Userf("notebook_path is required: the notebook's path relative to the Jupyter root, e.g. \"analysis.ipynb\"")
+	}
+	p, err := cleanPath(nbPath)
+	if err != nil {
+		return NotebookInfo{}, err
+	}
+	if p == "" {
+		return NotebookInfo{}, Userf("notebook_path %q names the root directory, not a notebook", nbPath)
+	}
+	if mode == "" {
+		mode = modeConnect
+	}
+	if mode != modeConnect && mode != modeCreate {
+		return NotebookInfo{}, Userf("mode %q is not valid: use \"connect\" to open an existing notebook or \"create\" to make a new one", mode)
+	}
+	kernelID = strings.TrimSpace(kernelID)
+
+	e.useMu.Lock()
+	defer e.useMu.Unlock()
+
+	e.mu.Lock()
+	if d := e.docs[name]; d != nil {
+		defer e.mu.Unlock()
+		if d.path != p {
+			return NotebookInfo{}, Userf("the name %q is already in use for %q; call unuse_notebook %q first, or choose another name for %q", name, d.path, name, p)
+		}
+		if kernelID != "" && kernelID != d.kernel.id {
+			return NotebookInfo{}, Userf("notebook %q is already in use on kernel %s; to move it to kernel %s, call unuse_notebook %q and then use_notebook with that kernel_id", name, d.kernel.id, kernelID, name)
+		}
+		e.current[session] = name
+		return e.infoLocked(d, session), nil
+	}
+	for _, d := range e.docs {
+		if d.path == p {
+			e.mu.Unlock()
+			return NotebookInfo{}, Userf("%q is already in use as notebook %q; pass notebook_name %q (or call use_notebook with that name to make it current)", p, d.name, d.name)
+		}
+	}
+	client := e.client
+	e.mu.Unlock()
+
+	nb, lastModified, err := e.loadOrCreate(ctx, client, p, mode)
+	if err != nil {
+		return NotebookInfo{}, err
+	}
+	k, err := e.attachKernel(ctx, client, p, kernelID, nb)
+	if err != nil {
+		if mode == modeCreate {
+			// Nothing half-done: the file we just created goes again.
+			if derr := client.Delete(context.WithoutCancel(ctx), p); derr != nil {
+				e.log.Warn("removing the notebook created for a failed use_notebook", "path", p, "err", derr)
+			}
+		}
+		return NotebookInfo{}, err
+	}
+	d := &document{name: name, path: p, client: client, kernel: k, nb: nb, lastModified: lastModified}
+
+	e.mu.Lock()
+	if e.client != client {
+		// connect_to_jupyter switched servers while we loaded.
+		e.mu.Unlock()
+		e.releaseKernel(k)
+		return NotebookInfo{}, Userf("the Jupyter server was switched while %q was being opened; call use_notebook again", p)
+	}
+	e.docs[name] = d
+	e.current[session] = name
+	info := e.infoLocked(d, session)
+	e.mu.Unlock()
+
+	e.publish(Event{Type: EvNotebookOpened, Notebook: &NotebookEvent{
+		Name: name, Path: p, KernelID: k.id, Session: session, Cells: snapshotCells(nb.Cells),
+	}})
+	return info, nil
+}
+
+// loadOrCreate reads the notebook at p (connect) or creates an empty one
+// there (create).
+func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mode string) (*notebook.Notebook, time.Time, error) {
+	if mode == modeCreate {
+		if !strings.HasSuffix(strings.ToLower(p), ".ipynb") {
+			return nil, time.Time{}, Userf("notebook_path %q must end in .ipynb to create a notebook", p)
+		}
+		if _, err := client.Get(ctx, p, false); err == nil {
+			return nil, time.Time{}, Userf("%q already exists; pass mode \"connect\" to open it, or choose another path to create a new notebook", p)
+		} else if !jupyter.IsNotFound(err) {
+			return nil, time.Time{}, err
+		}
+		nb := notebook.New()
+		data, err := nb.Marshal()
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		m, err := client.SaveNotebook(context.WithoutCancel(ctx), p, data)
+		if err != nil {
+			if jupyter.IsNotFound(err) {
+				return nil, time.Time{}, Userf("cannot create %q: its directory does not exist on the Jupyter server", p)
+			}
+			return nil, time.Time{}, err
+		}
+		return nb, m.LastModified, nil
+	}
+	m, err := client.Get(ctx, p, true)
+	if err != nil {
+		if jupyter.IsNotFound(err) {
+			return nil, time.Time{}, Userf("there is no file %q on the Jupyter server; check the path with list_files, or pass mode \"create\" to create a new notebook there", p)
+		}
+		return nil, time.Time{}, err
+	}
+	if m.Type != "notebook" {
+		return nil, time.Time{}, Userf("%q is a %s, not a notebook (.ipynb)", p, m.Type)
+	}
+	nb, err := notebook.Parse(m.Content)
+	if err != nil {
+		return nil, time.Time{}, Userf("%q is not a valid notebook: %v", p, err)
+	}
+	return nb, m.LastModified, nil
+}
+
+// UnuseNotebook releases the notebook (its channel; the kernel stays) and
+// clears it as current for every session that had it.
+func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) error {
+	e.useMu.Lock()
+	defer e.useMu.Unlock()
+	e.mu.Lock()
+	d, err := e.lookupLocked(session, name)
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	delete(e.docs, d.name)
+	for s, n := range e.current {
+		if n == d.name {
+			delete(e.current, s)
+		}
+	}
+	e.mu.Unlock()
+	e.releaseKernel(d.kernel)
+	e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{
+		Name: d.name, Path: d.path, KernelID: d.kernel.id, Session: session,
+	}})
+	return nil
+}
+
+// ListNotebooks lists the notebooks in use, marking the session's current one.
+func (e *Engine) ListNotebooks(session string) []NotebookInfo {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	infos := make([]NotebookInfo, 0, len(e.docs))
+	for _, d := range e.docs {
+		infos = append(infos, e.infoLocked(d, session))
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
+	return infos
+}
+
+// Notebook resolves a notebook name for a session: name when set, else the
+// session's current notebook. The error says how to fix it.
+func (e *Engine) Notebook(session, name string) (NotebookInfo, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	d, err := e.lookupLocked(session, name)
+	if err != nil {
+		return NotebookInfo{}, err
+	}
+	return e.infoLocked(d, session), nil
+}
+
+// NotebookJSON returns the notebook as nbformat JSON (for notebook://name).
+func (e *Engine) NotebookJSON(ctx context.Context, name string) ([]byte, error) {
+	d, err := e.lookup("", name)
+	if err != nil {
+		return nil, err
+	}
+	return d.model().Marshal()
+}
+
+// SessionClosed forgets a session's current notebook and sandbox.
+func (e *Engine) SessionClosed(session string) {
+	e.mu.Lock()
+	delete(e.current, session)
+	e.mu.Unlock()
+	if e.sandboxes != nil {
+		e.sandboxes.sessionClosed(session)
+	}
+}
+
+// lookup resolves a notebook name for a session (see Notebook).
+func (e *Engine) lookup(session, name string) (*document, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.lookupLocked(session, name)
+}
+
+func (e *Engine) lookupLocked(session, name string) (*document, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = e.current[session]
+		if name == "" {
+			return nil, Userf("notebook_name is required: this session has no current notebook; call use_notebook first%s", e.inUseLocked())
+		}
+	}
+	d := e.docs[name]
+	if d == nil {
+		return nil, Userf("no notebook named %q is in use; call use_notebook first%s", name, e.inUseLocked())
+	}
+	return d, nil
+}
+
+// inUseLocked lists the names in use for error messages.
+func (e *Engine) inUseLocked() string {
+	if len(e.docs) == 0 {
+		return " (no notebooks are in use)"
+	}
+	names := make([]string, 0, len(e.docs))
+	for n := range e.docs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return " (in use: " + strings.Join(names, ", ") + ")"
+}
+
+func (e *Engine) infoLocked(d *document, session string) NotebookInfo {
+	return NotebookInfo{
+		Name:        d.name,
+		Path:        d.path,
+		KernelID:    d.kernel.id,
+		KernelState: d.kernel.conn.State(),
+		Current:     session != "" && e.current[session] == d.name,
+		Cells:       len(d.model().Cells),
+	}
+}
+
+func (e *Engine) info(d *document, session string) NotebookInfo {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.infoLocked(d, session)
+}
+
+// errNoChange tells mutate that a change left the notebook as it was, so
+// there is nothing to save.
+var errNoChange = errors.New("no change")
+
+// A change edits a working copy of a notebook. It may reorder nb.Cells and
+// replace its entries, but must never modify a *notebook.Cell in place (they
+// are shared with readers). It returns the events to publish once the change
+// is saved; mutate fills in their notebook, path, kernel and session.
+type change func(nb *notebook.Notebook) ([]NotebookEvent, error)
+
+// mutate applies a change to the document and saves it before returning.
+//
+// Before saving it checks the file's last_modified: when someone else wrote
+// the file, the notebook is reloaded from disk and the change is applied to
+// what is there now. A change that addressed cells by index (byIndex) is
+// refused in that case, since the index may now name another cell.
+func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	reloaded, err := e.syncFromDisk(ctx, d, session)
+	if err != nil {
+		return err
+	}
+	if reloaded && byIndex {
+		return Userf("notebook %q was changed on disk by someone else and has been reloaded; cell indices may have moved, so nothing was changed. Read it again (read_notebook) and retry, or address the cell by cell_id", d.name)
+	}
+	cur := d.nb // only writers replace d.nb, and we are the writer
+	work := *cur
+	work.Cells = slices.Clone(cur.Cells)
+	events, err := apply(&work)
+	if errors.Is(err, errNoChange) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	data, err := work.Marshal()
+	if err != nil {
+		return fmt.Errorf("writing notebook %q as JSON: %w", d.name, err)
+	}
+	// The save runs to its end even when the caller goes away: a save cut
+	// short would leave the file in an unknown state.
+	m, err := d.client.SaveNotebook(context.WithoutCancel(ctx), d.path, data)
+	if err != nil {
+		return fmt.Errorf("saving notebook %q (%s); nothing was changed: %w", d.name, d.path, err)
+	}
+	d.mu.Lock()
+	d.nb = &work
+	d.lastModified = m.LastModified
+	d.mu.Unlock()
+	for i := range events {
+		ev := events[i]
+		ev.Name, ev.Path, ev.KernelID, ev.Session = d.name, d.path, d.kernel.id, session
+		e.publish(Event{Type: EvNotebookChanged, Notebook: &ev})
+	}
+	return nil
+}
+
+// syncFromDisk reloads the document when its file changed on disk since we
+// last read or wrote it. The caller holds d.writeMu.
+func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) (bool, error) {
+	m, err := d.client.Get(ctx, d.path, false)
+	if err != nil {
+		if jupyter.IsNotFound(err) {
+			return false, Userf("the file %q of notebook %q no longer exists on the Jupyter server; call unuse_notebook %q, or use_notebook with mode \"create\" to make it again", d.path, d.name, d.name)
+		}
+		return false, err
+	}
+	if m.LastModified.Equal(d.lastModified) {
+		return false, nil
+	}
+	full, err := d.client.Get(ctx, d.path, true)
+	if err != nil {
+		return false, err
+	}
+	nb, err := notebook.Parse(full.Content)
+	if err != nil {
+		return false, Userf("notebook %q was changed on disk and is no longer a valid notebook (%v); nothing was changed", d.name, err)
+	}
+	d.mu.Lock()
+	d.nb = nb
+	d.lastModified = full.LastModified
+	d.mu.Unlock()
+	e.log.Info("notebook changed on disk; reloaded", "notebook", d.name, "path", d.path)
+	e.publish(Event{Type: EvNotebookChanged, Notebook: &NotebookEvent{
+		Name: d.name, Path: d.path, KernelID: d.kernel.id, Op: OpReload, Session: session,
+		Cells: snapshotCells(nb.Cells),
+	}})
+	return true, nil
+}
+
+// kernelSpecName is the kernelspec name in a notebook's metadata, if any.
+func kernelSpecName(nb *notebook.Notebook) string {
+	var md struct {
+		KernelSpec struct {
+			Name string `json:"name"`
+		} `json:"kernelspec"`
+	}
+	if len(nb.Metadata) == 0 || json.Unmarshal(nb.Metadata, &md) != nil {
+		return ""
+	}
+	return md.KernelSpec.Name
+}

@@ -1,0 +1,652 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+)
+
+// flushInterval is how often a running cell's outputs are written into its
+// notebook and saved: often enough that a reader sees progress, rarely
+// enough that a chatty cell does not turn into a save storm.
+const flushInterval = time.Second
+
+// abortGrace is how long a cancelled call waits for the interrupted kernel
+// to report the end of the run, so that the KeyboardInterrupt is part of
+// what it returns.
+const abortGrace = 5 * time.Second
+
+// Execution statuses beyond the kernel's ok, error and aborted.
+const (
+	statusRunning     = "running"     // ExecResult: the timeout passed first
+	statusDied        = "died"        // the kernel died during the run
+	statusInterrupted = "interrupted" // ExecEvent: a cancelled call interrupted it
+)
+
+// stdinHint explains the StdinNotImplementedError that input() raises: cells
+// run without stdin so that no execution ever waits for a person to type.
+const stdinHint = "Note: input() and getpass() cannot be answered here: code runs without stdin, so the kernel raised StdinNotImplementedError at once. Put the value in the code instead.\n"
+
+// execution is one execute_request in flight and what it produced. A
+// collector goroutine owns the run; the calling method waits on done, on
+// its timeout or on its context, and may return before the run ends, in
+// which case the collector keeps writing outputs into the notebook.
+type execution struct {
+	e       *Engine
+	id      string
+	doc     *document // nil for execute_code
+	cellID  string
+	index   int // the cell's index when the run started
+	kernel  *kernelEntry
+	client  *jupyter.Client
+	run     *jupyter.Run
+	started time.Time
+	callID  string
+
+	done chan struct{} // closed once the run ended and its outputs are saved
+
+	mu           sync.Mutex // guards the fields below
+	outs         []*outputState
+	pendingClear bool // clear_output(wait=True): clear before the next output
+	count        *int
+	version      int // bumped by every change of outputs or count
+	status       string
+	err          error // ErrKernelDied, ErrDisconnected, ...
+	restarted    bool
+	interrupted  bool
+
+	flushMu sync.Mutex // serializes notebook writes of this run
+	flushed int        // the version last saved
+}
+
+// outputState is one output being built. Stream text accumulates in a
+// builder, so a cell printing megabytes in small chunks costs linear time.
+type outputState struct {
+	out       notebook.Output
+	text      *strings.Builder // stream outputs
+	displayID string
+}
+
+// timeout applies the default and the cap to a requested timeout.
+func (e *Engine) timeout(t time.Duration) time.Duration {
+	if t <= 0 {
+		t = e.cfg.DefaultTimeout
+	}
+	return min(t, e.cfg.MaxTimeout)
+}
+
+// ExecuteCell runs a code cell and writes its outputs into the notebook.
+//
+// The cell's old outputs are cleared first (and saved). Outputs are written
+// into the cell as they arrive and saved about every second and at the end.
+// When the timeout passes first, the result holds what arrived so far with
+// StillRunning set, and the outputs keep being collected into the notebook
+// until the run ends. When ctx is cancelled, the kernel is interrupted and
+// the partial result (Status "aborted") comes back with an error wrapping
+// ctx.Err(). A dead kernel is a *UserError, unless kernel.auto-restart is on:
+// then the kernel is restarted and the result has KernelRestarted set.
+func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref CellRef, opts ExecOptions) (ExecResult, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	var (
+		cellID, code string
+		index        int
+	)
+	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+		i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+		if err != nil {
+			return nil, err
+		}
+		c := nb.Cells[i]
+		if c.Type != notebook.Code {
+			return nil, Userf("cell %d (id %q) is a %s cell; only code cells can be executed", i, c.ID, c.Type)
+		}
+		cellID, code, index = c.ID, c.Source, i
+		if len(c.Outputs) == 0 && c.ExecutionCount == nil {
+			return nil, errNoChange
+		}
+		nc := *c
+		nc.Outputs = []notebook.Output{}
+		nc.ExecutionCount = nil
+		nb.Cells[i] = &nc
+		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{snapshotCell(&nc)}}}, nil
+	})
+	if err != nil {
+		return ExecResult{}, err
+	}
+	return e.runCell(ctx, d, cellID, index, code, opts)
+}
+
+// InsertExecuteCell inserts a code cell at index (-1 appends) and runs it.
+func (e *Engine) InsertExecuteCell(ctx context.Context, session, name string, index int, source string, opts ExecOptions) (ExecResult, error) {
+	_, cell, err := e.InsertCell(ctx, session, name, index, notebook.Code, source)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	return e.runCell(ctx, d, cell.ID, cell.Index, source, opts)
+}
+
+// runCell executes code as the cell cellID of d.
+func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index int, code string, opts ExecOptions) (ExecResult, error) {
+	x, err := e.startExecution(ctx, d.kernel, d, d.client, cellID, index, code, opts)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	res, err := e.await(ctx, x, opts)
+	res.Notebook = d.name
+	nb := d.model()
+	if i := nb.IndexOf(cellID); i >= 0 {
+		res.Cell = cellInfo(i, nb.Cells[i])
+	} else {
+		// Deleted while it ran: describe it as it was.
+		res.Cell = CellInfo{Index: index, ID: cellID, Type: notebook.Code, Source: code, ExecutionCount: res.ExecutionCount, Outputs: res.Outputs}
+	}
+	if err != nil {
+		return res.ExecResult, err
+	}
+	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
+		return ExecResult{}, Userf("the kernel died while running cell %d (id %q) of notebook %q (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell", index, cellID, d.name)
+	}
+	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
+		return ExecResult{}, fmt.Errorf("running cell %d of notebook %q: %w", index, d.name, res.err)
+	}
+	return res.ExecResult, nil
+}
+
+// ExecuteCode runs code on the session's sandbox (use_sandbox), or on
+// opts.KernelID, or on the current notebook's kernel; nothing is saved.
+// Timeouts, cancellation and dead kernels behave as in ExecuteCell.
+func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts ExecOptions) (ExecResult, error) {
+	if e.sandboxes != nil {
+		res, ok, err := e.executeOnSandbox(ctx, session, code, opts)
+		if ok {
+			return res, err
+		}
+	}
+	var (
+		k      *kernelEntry
+		client *jupyter.Client
+		err    error
+	)
+	if opts.KernelID != "" {
+		client = e.jupyterClient()
+		k, err = e.acquireKernel(ctx, client, opts.KernelID, true)
+		if err != nil {
+			return ExecResult{}, err
+		}
+	} else {
+		d, err := e.lookup(session, "")
+		if err != nil {
+			return ExecResult{}, Userf("execute_code needs a kernel: this session has no current notebook. Call use_notebook first, or pass kernel_id (list_kernels shows the running kernels)")
+		}
+		k, client = d.kernel, d.client
+	}
+	x, err := e.startExecution(ctx, k, nil, client, "", -1, code, opts)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	res, err := e.await(ctx, x, opts)
+	if err != nil {
+		return res.ExecResult, err
+	}
+	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
+		return ExecResult{}, Userf("kernel %s died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it", k.id)
+	}
+	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
+		return ExecResult{}, fmt.Errorf("running code on kernel %s: %w", k.id, res.err)
+	}
+	return res.ExecResult, nil
+}
+
+// startExecution sends the code to the kernel and starts the collector.
+func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document, client *jupyter.Client, cellID string, index int, code string, opts ExecOptions) (*execution, error) {
+	if e.closed.Load() {
+		return nil, errors.New("the server is shutting down")
+	}
+	e.mu.Lock()
+	k.runs++
+	e.mu.Unlock()
+	// The run outlives the call when the timeout passes, so it must not be
+	// tied to the caller's context.
+	run, err := k.conn.Execute(context.WithoutCancel(ctx), jupyter.ExecuteRequest{
+		Code:         code,
+		StoreHistory: true,
+		AllowStdin:   false, // input() fails at once instead of hanging the kernel
+		StopOnError:  true,
+	})
+	if err != nil {
+		e.endRun(k)
+		return nil, fmt.Errorf("sending the code to kernel %s: %w", k.id, err)
+	}
+	x := &execution{
+		e:       e,
+		id:      "x" + strconv.FormatUint(e.execSeq.Add(1), 10),
+		doc:     d,
+		cellID:  cellID,
+		index:   index,
+		kernel:  k,
+		client:  client,
+		run:     run,
+		started: time.Now(),
+		callID:  opts.CallID,
+		done:    make(chan struct{}),
+	}
+	e.execs.Add(1)
+	e.publish(Event{Type: EvExecStarted, Exec: &ExecEvent{
+		ID: x.id, Notebook: x.docName(), CellID: cellID, KernelID: k.id, CallID: x.callID, Code: code,
+	}})
+	go x.collect()
+	return x, nil
+}
+
+// endRun drops a run's hold on its kernel channel.
+func (e *Engine) endRun(k *kernelEntry) {
+	e.mu.Lock()
+	k.runs--
+	closeIt := e.unusedLocked(k)
+	e.mu.Unlock()
+	if closeIt {
+		k.conn.Close()
+	}
+}
+
+func (x *execution) docName() string {
+	if x.doc == nil {
+		return ""
+	}
+	return x.doc.name
+}
+
+// execOutcome is an ExecResult plus the run's failure, if any.
+type execOutcome struct {
+	ExecResult
+	err error
+}
+
+// await waits for the run, its timeout or the caller's cancellation, and
+// reports progress meanwhile (only from here, so never after it returns).
+func (e *Engine) await(ctx context.Context, x *execution, opts ExecOptions) (execOutcome, error) {
+	timeout := e.timeout(opts.Timeout)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var tick <-chan time.Time
+	if opts.Progress != nil && opts.ProgressInterval > 0 {
+		t := time.NewTicker(opts.ProgressInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-x.done:
+			return x.outcome(false), nil
+		case <-timer.C:
+			// Save what arrived so far, so that the notebook shows what
+			// this call returns.
+			x.flush()
+			return x.outcome(true), nil
+		case <-ctx.Done():
+			return x.abort(ctx)
+		case <-tick:
+			x.mu.Lock()
+			n := len(x.outs)
+			x.mu.Unlock()
+			opts.Progress(ExecProgress{Elapsed: time.Since(x.started), Timeout: timeout, Outputs: n})
+		}
+	}
+}
+
+// abort interrupts the kernel for a cancelled call and returns what the run
+// produced, with an error wrapping the context's.
+func (x *execution) abort(ctx context.Context) (execOutcome, error) {
+	x.mu.Lock()
+	x.interrupted = true
+	x.mu.Unlock()
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := x.client.InterruptKernel(ictx, x.kernel.id); err != nil {
+		x.e.log.Warn("interrupting a kernel for a cancelled call", "kernel", x.kernel.id, "err", err)
+	}
+	finished := true
+	select {
+	case <-x.done:
+	case <-time.After(abortGrace):
+		finished = false
+		x.flush()
+	}
+	out := x.outcome(!finished)
+	out.Status = "aborted"
+	return out, fmt.Errorf("the execution was cancelled and kernel %s was interrupted: %w", x.kernel.id, context.Cause(ctx))
+}
+
+// outcome builds the result from what the run has produced so far.
+func (x *execution) outcome(stillRunning bool) execOutcome {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	outs := x.materializeLocked()
+	status := x.status
+	if stillRunning {
+		status = statusRunning
+	}
+	for _, o := range outs {
+		if o.OutputType == notebook.Error && o.EName == "StdinNotImplementedError" {
+			outs = append(outs, notebook.Output{OutputType: notebook.Stream, Name: "stderr", Text: stdinHint})
+			break
+		}
+	}
+	return execOutcome{
+		ExecResult: ExecResult{
+			ExecID:          x.id,
+			KernelID:        x.kernel.id,
+			Outputs:         outs,
+			ExecutionCount:  x.count,
+			Status:          status,
+			StillRunning:    stillRunning,
+			Elapsed:         time.Since(x.started),
+			KernelRestarted: x.restarted,
+		},
+		err: x.err,
+	}
+}
+
+// materializeLocked returns the outputs as nbformat outputs. The slice is
+// new; stream texts share the builders' memory, which only ever grows.
+func (x *execution) materializeLocked() []notebook.Output {
+	outs := make([]notebook.Output, len(x.outs))
+	for i, st := range x.outs {
+		outs[i] = st.out
+		if st.text != nil {
+			outs[i].Text = st.text.String()
+		}
+	}
+	return outs
+}
+
+// collect reads the run's messages until it ends, writing outputs into the
+// notebook every flushInterval and once at the end.
+func (x *execution) collect() {
+	defer x.e.execs.Done()
+	defer x.e.endRun(x.kernel)
+	var (
+		timer  *time.Timer
+		timerC <-chan time.Time
+	)
+	msgs := x.run.Messages()
+	for msgs != nil {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				msgs = nil
+				continue
+			}
+			x.handle(m)
+			if x.doc != nil && timerC == nil {
+				timer = time.NewTimer(flushInterval)
+				timerC = timer.C
+			}
+		case <-timerC:
+			timerC = nil
+			x.flush()
+		}
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+	reply, err := x.run.Wait(context.Background())
+	status := ""
+	x.mu.Lock()
+	switch {
+	case err != nil:
+		x.err = err
+		x.status = "aborted"
+		if errors.Is(err, jupyter.ErrKernelDied) {
+			x.status = statusDied
+		}
+	default:
+		x.status = reply.Status
+		if x.count == nil && reply.ExecutionCount > 0 {
+			n := reply.ExecutionCount
+			x.count = &n
+			x.version++
+		}
+	}
+	status = x.status
+	if x.interrupted {
+		status = statusInterrupted
+	}
+	x.mu.Unlock()
+	if errors.Is(err, jupyter.ErrKernelDied) && x.e.capabilityEnabled(CapKernelAutoRestart) {
+		x.restartKernel()
+	}
+	x.flush()
+	x.e.publish(Event{Type: EvExecFinished, Exec: &ExecEvent{
+		ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID,
+		Status: status, Elapsed: time.Since(x.started),
+	}})
+	close(x.done)
+}
+
+// restartKernel replaces a kernel that died during the run
+// (kernel.auto-restart). A server with its own autorestart may already be
+// restarting it: then our request fails while it is at it, and the kernel
+// comes back by itself, which the loop notices.
+func (x *execution) restartKernel() {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		_, err := x.client.RestartKernel(ctx, x.kernel.id)
+		if err == nil {
+			break
+		}
+		if k, gerr := x.client.GetKernel(ctx, x.kernel.id); gerr == nil && (k.ExecutionState == "idle" || k.ExecutionState == "busy") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			x.e.log.Warn("restarting a dead kernel (kernel.auto-restart)", "kernel", x.kernel.id, "err", err)
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	x.mu.Lock()
+	x.restarted = true
+	x.mu.Unlock()
+}
+
+// flush writes the outputs into the cell and saves the notebook, unless
+// nothing changed since the last flush. A cell deleted meanwhile gets
+// nothing; a failed save is retried by the next flush.
+func (x *execution) flush() {
+	if x.doc == nil {
+		return
+	}
+	x.flushMu.Lock()
+	defer x.flushMu.Unlock()
+	x.mu.Lock()
+	if x.version == x.flushed {
+		x.mu.Unlock()
+		return
+	}
+	outs := x.materializeLocked()
+	count := x.count
+	v := x.version
+	x.mu.Unlock()
+	err := x.e.mutate(context.Background(), x.doc, "", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+		i := nb.IndexOf(x.cellID)
+		if i < 0 {
+			return nil, errNoChange
+		}
+		nc := *nb.Cells[i]
+		nc.Outputs = outs
+		nc.ExecutionCount = count
+		nb.Cells[i] = &nc
+		return []NotebookEvent{{Op: OpOutput, Index: i, Cells: []CellSnapshot{snapshotCell(&nc)}}}, nil
+	})
+	if err != nil {
+		x.e.log.Warn("saving the outputs of a running cell", "notebook", x.doc.name, "cell", x.cellID, "err", err)
+		return
+	}
+	x.flushed = v
+}
+
+// Contents of the iopub messages that make outputs.
+type (
+	streamContent struct {
+		Name string `json:"name"`
+		Text string `json:"text"`
+	}
+	displayContent struct {
+		Data           map[string]json.RawMessage `json:"data"`
+		Metadata       json.RawMessage            `json:"metadata"`
+		ExecutionCount *int                       `json:"execution_count"`
+		Transient      struct {
+			DisplayID string `json:"display_id"`
+		} `json:"transient"`
+	}
+	errorContent struct {
+		EName     string   `json:"ename"`
+		EValue    string   `json:"evalue"`
+		Traceback []string `json:"traceback"`
+	}
+	clearContent struct {
+		Wait bool `json:"wait"`
+	}
+	inputContent struct {
+		ExecutionCount *int `json:"execution_count"`
+	}
+)
+
+// handle turns one message of the run into outputs the way Jupyter's
+// frontends do: consecutive stream messages of one name merge, an
+// update_display_data rewrites the outputs with its display_id in place,
+// clear_output(wait=True) clears just before the next output arrives.
+// transient is never stored.
+func (x *execution) handle(m jupyter.Message) {
+	var snap *OutputSnapshot
+	x.mu.Lock()
+	switch m.Header.MsgType {
+	case "execute_input":
+		var c inputContent
+		if json.Unmarshal(m.Content, &c) == nil && c.ExecutionCount != nil {
+			x.count = c.ExecutionCount
+			x.version++
+		}
+	case "stream":
+		var c streamContent
+		if json.Unmarshal(m.Content, &c) != nil {
+			break
+		}
+		x.takePendingClearLocked()
+		if n := len(x.outs); n > 0 && x.outs[n-1].text != nil && x.outs[n-1].out.Name == c.Name {
+			x.outs[n-1].text.WriteString(c.Text)
+		} else {
+			b := &strings.Builder{}
+			b.WriteString(c.Text)
+			x.outs = append(x.outs, &outputState{out: notebook.Output{OutputType: notebook.Stream, Name: c.Name}, text: b})
+		}
+		x.version++
+		s := snapshotOutput(&notebook.Output{OutputType: notebook.Stream, Name: c.Name, Text: c.Text})
+		snap = &s
+	case "display_data", "execute_result":
+		var c displayContent
+		if json.Unmarshal(m.Content, &c) != nil {
+			break
+		}
+		x.takePendingClearLocked()
+		o := notebook.Output{OutputType: m.Header.MsgType, Data: c.Data, Metadata: objectOrEmpty(c.Metadata)}
+		if m.Header.MsgType == notebook.ExecuteResult {
+			o.ExecutionCount = c.ExecutionCount
+			if x.count == nil {
+				x.count = c.ExecutionCount
+			}
+		}
+		x.outs = append(x.outs, &outputState{out: o, displayID: c.Transient.DisplayID})
+		x.version++
+		s := snapshotOutput(&o)
+		snap = &s
+	case "update_display_data":
+		var c displayContent
+		if json.Unmarshal(m.Content, &c) != nil || c.Transient.DisplayID == "" {
+			break
+		}
+		for _, st := range x.outs {
+			if st.displayID == c.Transient.DisplayID {
+				// A new map, not an edit: earlier snapshots share the old one.
+				st.out.Data = c.Data
+				st.out.Metadata = objectOrEmpty(c.Metadata)
+				x.version++
+			}
+		}
+	case "error":
+		var c errorContent
+		if json.Unmarshal(m.Content, &c) != nil {
+			break
+		}
+		x.takePendingClearLocked()
+		o := notebook.Output{OutputType: notebook.Error, EName: c.EName, EValue: c.EValue, Traceback: c.Traceback}
+		if o.Traceback == nil {
+			o.Traceback = []string{}
+		}
+		x.outs = append(x.outs, &outputState{out: o})
+		x.version++
+		s := snapshotOutput(&o)
+		snap = &s
+	case "clear_output":
+		var c clearContent
+		_ = json.Unmarshal(m.Content, &c)
+		if c.Wait {
+			x.pendingClear = true
+		} else {
+			x.pendingClear = false
+			if len(x.outs) > 0 {
+				x.outs = nil
+				x.version++
+			}
+		}
+	case "input_request":
+		// Not expected with allow_stdin false; answering keeps a kernel
+		// that asks anyway from waiting forever.
+		x.mu.Unlock()
+		if err := x.kernel.conn.SendInputReply(m.Header, ""); err != nil {
+			x.e.log.Warn("answering an input request", "kernel", x.kernel.id, "err", err)
+		}
+		return
+	}
+	x.mu.Unlock()
+	if snap != nil {
+		x.e.publish(Event{Type: EvExecOutput, Exec: &ExecEvent{
+			ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID, Output: snap,
+		}})
+	}
+}
+
+// takePendingClearLocked performs a clear_output(wait=True) when the next
+// output arrives.
+func (x *execution) takePendingClearLocked() {
+	if x.pendingClear {
+		x.pendingClear = false
+		x.outs = nil
+	}
+}
+
+// objectOrEmpty returns v, or {} when v is absent or null: nbformat
+// requires output metadata to be an object.
+func objectOrEmpty(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 || string(v) == "null" {
+		return json.RawMessage("{}")
+	}
+	return v
+}

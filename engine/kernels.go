@@ -1,0 +1,267 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+)
+
+// kernelEntry is the one websocket channel to one kernel, shared by every
+// notebook on that kernel and by execute_code. The counters are guarded by
+// Engine.mu.
+type kernelEntry struct {
+	id   string
+	conn *jupyter.KernelConn
+
+	users int  // notebooks in use on the kernel
+	runs  int  // executions still collecting from it
+	kept  bool // opened by execute_code(kernel_id): kept until the engine closes
+}
+
+// attachKernel picks the kernel for a notebook being used and opens (or
+// shares) its channel.
+func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, kernelID string, nb *notebook.Notebook) (*kernelEntry, error) {
+	sessions, err := client.ListSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var existing *jupyter.Session
+	for i := range sessions {
+		if sp, _ := cleanPath(sessions[i].Path); sp == p {
+			existing = &sessions[i]
+			break
+		}
+	}
+	switch {
+	case kernelID != "":
+		if _, err := client.GetKernel(ctx, kernelID); err != nil {
+			if jupyter.IsNotFound(err) {
+				return nil, e.unknownKernel(ctx, client, kernelID)
+			}
+			return nil, err
+		}
+		// Bind the path to the kernel so that JupyterLab opens the notebook
+		// on it too, unless the path already has a session of its own.
+		if existing == nil {
+			if _, err := client.CreateSession(ctx, p, "", kernelID); err != nil {
+				e.log.Warn("binding a Jupyter session to the chosen kernel", "path", p, "kernel", kernelID, "err", err)
+			}
+		}
+	case existing != nil:
+		kernelID = existing.Kernel.ID
+	default:
+		spec := kernelSpecName(nb)
+		if spec != "" {
+			if specs, err := client.KernelSpecs(ctx); err != nil || specs.Kernelspecs[spec].Name == "" {
+				// The notebook asks for a kernel this server does not have:
+				// the server's default kernel is the useful fallback.
+				spec = ""
+			}
+		}
+		s, err := client.CreateSession(ctx, p, spec, "")
+		if err != nil {
+			return nil, err
+		}
+		kernelID = s.Kernel.ID
+	}
+	return e.acquireKernel(ctx, client, kernelID, false)
+}
+
+// unknownKernel is the error for a kernel id the server does not know.
+func (e *Engine) unknownKernel(ctx context.Context, client *jupyter.Client, id string) error {
+	running := "none"
+	if ks, err := client.ListKernels(ctx); err == nil && len(ks) > 0 {
+		ids := make([]string, len(ks))
+		for i, k := range ks {
+			ids[i] = k.ID
+		}
+		running = strings.Join(ids, ", ")
+	}
+	return Userf("there is no kernel with id %q on the Jupyter server (running kernels: %s); list_kernels shows them", id, running)
+}
+
+// acquireKernel returns the shared channel to kernel id, opening it when no
+// one has it open. A notebook user counts toward keeping it open; keep marks
+// a channel opened for execute_code, which stays until the engine closes.
+func (e *Engine) acquireKernel(ctx context.Context, client *jupyter.Client, id string, keep bool) (*kernelEntry, error) {
+	take := func(k *kernelEntry) {
+		if keep {
+			k.kept = true
+		} else {
+			k.users++
+		}
+	}
+	e.mu.Lock()
+	if k := e.kernels[id]; k != nil {
+		take(k)
+		e.mu.Unlock()
+		return k, nil
+	}
+	e.mu.Unlock()
+
+	conn, err := client.ConnectKernel(ctx, id)
+	if err != nil {
+		if jupyter.IsNotFound(err) {
+			return nil, e.unknownKernel(ctx, client, id)
+		}
+		return nil, err
+	}
+	conn.OnState(func(state string) {
+		e.publish(Event{Type: EvKernelStatus, Kernel: &KernelEvent{ID: id, State: state}})
+	})
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if k := e.kernels[id]; k != nil {
+		// Someone opened it meanwhile: share theirs.
+		take(k)
+		go conn.Close()
+		return k, nil
+	}
+	k := &kernelEntry{id: id, conn: conn}
+	take(k)
+	e.kernels[id] = k
+	return k, nil
+}
+
+// releaseKernel drops a notebook's hold on a kernel channel and closes the
+// channel when nothing uses it any more. The kernel itself keeps running.
+func (e *Engine) releaseKernel(k *kernelEntry) {
+	e.mu.Lock()
+	k.users--
+	closeIt := e.unusedLocked(k)
+	e.mu.Unlock()
+	if closeIt {
+		k.conn.Close()
+	}
+}
+
+// unusedLocked removes k from the registry when nothing holds it and
+// reports whether its channel should be closed.
+func (e *Engine) unusedLocked(k *kernelEntry) bool {
+	if k.users > 0 || k.runs > 0 || k.kept {
+		return false
+	}
+	if e.kernels[k.id] == k {
+		delete(e.kernels, k.id)
+	}
+	return true
+}
+
+// ListKernels lists the server's running kernels, with the display name of
+// their kernel spec and the names of the notebooks in use on each.
+func (e *Engine) ListKernels(ctx context.Context) ([]KernelInfo, error) {
+	client := e.jupyterClient()
+	ks, err := client.ListKernels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := client.KernelSpecs(ctx)
+	if err != nil {
+		e.log.Warn("listing kernel specs", "err", err)
+		specs = &jupyter.KernelSpecs{}
+	}
+	onKernel := map[string][]string{}
+	e.mu.RLock()
+	for _, d := range e.docs {
+		onKernel[d.kernel.id] = append(onKernel[d.kernel.id], d.name)
+	}
+	e.mu.RUnlock()
+	infos := make([]KernelInfo, 0, len(ks))
+	for _, k := range ks {
+		display := specs.Kernelspecs[k.Name].Spec.DisplayName
+		if display == "" {
+			display = k.Name
+		}
+		names := onKernel[k.ID]
+		slices.Sort(names)
+		infos = append(infos, KernelInfo{
+			ID:           k.ID,
+			Name:         k.Name,
+			DisplayName:  display,
+			State:        k.ExecutionState,
+			Connections:  k.Connections,
+			LastActivity: k.LastActivity,
+			Notebooks:    names,
+		})
+	}
+	sort.SliceStable(infos, func(i, j int) bool { return infos[i].ID < infos[j].ID })
+	return infos, nil
+}
+
+// RestartNotebook restarts the notebook's kernel. Its state is lost; the
+// channel stays open (the kernel keeps its id) and executions running on it
+// end with the kernel-died error.
+func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (NotebookInfo, error) {
+	d, err := e.lookup(session, name)
+	if err != nil {
+		return NotebookInfo{}, err
+	}
+	if _, err := d.client.RestartKernel(ctx, d.kernel.id); err != nil {
+		if jupyter.IsNotFound(err) {
+			return NotebookInfo{}, Userf("the kernel %s of notebook %q no longer exists on the Jupyter server; call unuse_notebook %q and use_notebook again to get a new kernel", d.kernel.id, d.name, d.name)
+		}
+		return NotebookInfo{}, err
+	}
+	return e.info(d, session), nil
+}
+
+// InterruptKernel interrupts a kernel (a human action from the workbench).
+func (e *Engine) InterruptKernel(ctx context.Context, kernelID string) error {
+	if kernelID == "" {
+		return Userf("kernel_id is required: list_kernels shows the running kernels")
+	}
+	client := e.jupyterClient()
+	if err := client.InterruptKernel(ctx, kernelID); err != nil {
+		if jupyter.IsNotFound(err) {
+			return e.unknownKernel(ctx, client, kernelID)
+		}
+		return err
+	}
+	return nil
+}
+
+// ConnectJupyter switches to another Jupyter server, checking it first; on
+// failure nothing changes.
+//
+// On success every notebook in use is forgotten (their files and kernels
+// live on the old server; each gets EvNotebookClosed) and every session's
+// current notebook is cleared: the agent calls use_notebook again on the new
+// server. Executions still running on the old server lose their channel and
+// end with what they had collected.
+func (e *Engine) ConnectJupyter(ctx context.Context, url, token string) error {
+	url = strings.TrimSpace(url)
+	if url == "" {
+		return Userf("jupyter_url is required, e.g. \"http://localhost:8888\"")
+	}
+	client, err := jupyter.NewClient(url, token, jupyter.Options{})
+	if err != nil {
+		return Userf("%q is not a usable Jupyter URL (%v); nothing changed", url, err)
+	}
+	if _, err := client.Status(ctx); err != nil {
+		return Userf("could not use the Jupyter server at %s: %v; nothing changed", client.BaseURL(), err)
+	}
+	e.useMu.Lock()
+	defer e.useMu.Unlock()
+	e.mu.Lock()
+	docs, kernels := e.docs, e.kernels
+	e.client = client
+	e.docs = map[string]*document{}
+	e.current = map[string]string{}
+	e.kernels = map[string]*kernelEntry{}
+	e.mu.Unlock()
+	for _, k := range kernels {
+		k.conn.Close()
+	}
+	for _, d := range docs {
+		e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{Name: d.name, Path: d.path, KernelID: d.kernel.id}})
+	}
+	// The header shows the server in use, with the pause and approval
+	// state the call registry keeps.
+	e.calls.publishState()
+	return nil
+}

@@ -1,0 +1,168 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// Execution tools: execute_cell, insert_execute_code_cell, execute_code.
+
+type executeCellIn struct {
+	CellIndex        *int    `json:"cell_index,omitempty" jsonschema:"Index of the cell to execute (0-based). Omit when passing cell_id."`
+	Timeout          int     `json:"timeout,omitempty" jsonschema:"Maximum seconds to wait for execution (0 = use config default)"`
+	Stream           bool    `json:"stream,omitempty" jsonschema:"Enable streaming progress (including time indicator) updates for long-running cells"`
+	ProgressInterval int     `json:"progress_interval,omitempty" jsonschema:"Seconds between progress updates (MCP keepalive + optional stream log)"`
+	CellID           *string `json:"cell_id,omitempty"`
+}
+
+func patchExecuteCell(p patcher) {
+	minimum(nullable(p.get("cell_index")), 0)
+	nullable(p.get("cell_id"))
+	def(p.get("timeout"), 0)
+	def(p.get("stream"), true)
+	def(p.get("progress_interval"), 5)
+}
+
+// execute_cell takes no notebook_name in the reference: it runs on the
+// session's current notebook.
+func (s *Server) executeCell(ctx context.Context, c *call, in executeCellIn) (*answer, error) {
+	res, err := s.e.ExecuteCell(ctx, c.session, "", ref(in.CellIndex, in.CellID), s.execOptions(ctx, c, in.Timeout, in.ProgressInterval, in.Stream, ""))
+	if err != nil {
+		return nil, err
+	}
+	return s.execAnswer(res), nil
+}
+
+type insertExecuteIn struct {
+	CellIndex        int    `json:"cell_index" jsonschema:"Index of the cell to insert and execute (0-based)"`
+	CellSource       string `json:"cell_source" jsonschema:"Code source for the cell"`
+	Timeout          int    `json:"timeout,omitempty" jsonschema:"Maximum seconds to wait for execution (0 = use config default)"`
+	Stream           bool   `json:"stream,omitempty" jsonschema:"Enable streaming progress (including time indicator) updates for long-running cells"`
+	ProgressInterval int    `json:"progress_interval,omitempty" jsonschema:"Seconds between progress updates (MCP keepalive + optional stream log)"`
+}
+
+func patchInsertExecute(p patcher) {
+	minimum(p.get("cell_index"), -1)
+	def(p.get("timeout"), 0)
+	def(p.get("stream"), true)
+	def(p.get("progress_interval"), 5)
+}
+
+func (s *Server) insertExecuteCodeCell(ctx context.Context, c *call, in insertExecuteIn) (*answer, error) {
+	res, err := s.e.InsertExecuteCell(ctx, c.session, "", in.CellIndex, in.CellSource, s.execOptions(ctx, c, in.Timeout, in.ProgressInterval, in.Stream, ""))
+	if err != nil {
+		return nil, err
+	}
+	return s.execAnswer(res), nil
+}
+
+type executeCodeIn struct {
+	Code             string  `json:"code" jsonschema:"Code to execute (supports magic commands with %, shell commands with !)"`
+	Timeout          int     `json:"timeout,omitempty" jsonschema:"Maximum seconds to wait for execution (0 = use config default)"`
+	KernelID         *string `json:"kernel_id,omitempty" jsonschema:"Target an existing kernel by ID (e.g. a raw kernel with no notebook). If omitted, uses the current notebook's kernel."`
+	ProgressInterval int     `json:"progress_interval,omitempty" jsonschema:"Seconds between MCP progress keepalive updates during long-running execution"`
+}
+
+func patchExecuteCode(p patcher) {
+	def(p.get("timeout"), 30)
+	nullable(p.get("kernel_id"))
+	def(p.get("progress_interval"), 5)
+}
+
+func (s *Server) executeCode(ctx context.Context, c *call, in executeCodeIn) (*answer, error) {
+	res, err := s.e.ExecuteCode(ctx, c.session, in.Code, s.execOptions(ctx, c, in.Timeout, in.ProgressInterval, true, deref(in.KernelID)))
+	if err != nil {
+		return nil, err
+	}
+	return s.execAnswer(res), nil
+}
+
+// execOptions turns the tool arguments into engine options, with progress
+// reported three ways while the execution runs: notifications/progress when
+// the client sent a progress token (progress = elapsed seconds, total = the
+// timeout), a log message as keepalive when streaming, and a progress note
+// on the engine's call record for the workbench.
+func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int, stream bool, kernelID string) engine.ExecOptions {
+	if timeout < 0 {
+		timeout = 0
+	}
+	if interval <= 0 {
+		interval = 5
+	}
+	opts := engine.ExecOptions{
+		Timeout:          time.Duration(timeout) * time.Second,
+		KernelID:         kernelID,
+		CallID:           c.id,
+		ProgressInterval: time.Duration(interval) * time.Second,
+	}
+	var session *sdk.ServerSession
+	var token any
+	if c.req != nil {
+		session = c.req.Session
+		if c.req.Params != nil {
+			token = c.req.Params.GetProgressToken()
+		}
+	}
+	opts.Progress = func(p engine.ExecProgress) {
+		msg := progressMessage(p)
+		if c.id != "" {
+			s.e.CallProgress(c.id, msg)
+		}
+		if session == nil {
+			return
+		}
+		if token != nil {
+			elapsed := p.Elapsed.Seconds()
+			total := p.Timeout.Seconds()
+			if total > 0 && elapsed > total {
+				elapsed = total
+			}
+			_ = session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+				ProgressToken: token, Progress: elapsed, Total: total, Message: msg,
+			})
+		}
+		if stream {
+			_ = session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Logger: "jupyter-mcp-server", Data: msg})
+		}
+	}
+	return opts
+}
+
+func progressMessage(p engine.ExecProgress) string {
+	msg := fmt.Sprintf("Execution in progress: %.0fs / %.0fs", p.Elapsed.Seconds(), p.Timeout.Seconds())
+	if p.Outputs > 0 {
+		msg += fmt.Sprintf(", %d outputs so far", p.Outputs)
+	}
+	return msg
+}
+
+// execAnswer shapes an execution's result: its outputs in order, then the
+// notes an agent must not miss (still running, kernel restarted, aborted).
+func (s *Server) execAnswer(res engine.ExecResult) *answer {
+	loc := outputLoc{notebook: res.Notebook, cellID: res.Cell.ID}
+	var notes []string
+	if res.KernelRestarted {
+		notes = append(notes, "[KERNEL RESTARTED: the kernel died and was replaced by a new one; all state (variables, imports, loaded data) was lost. Re-run the cells this code depends on.]")
+	}
+	if res.StillRunning {
+		if res.Notebook != "" {
+			notes = append(notes, fmt.Sprintf("[TIMEOUT: the execution is still running on the kernel after %s. Its outputs keep being saved into the notebook; call read_cell with cell_id '%s' later to see the rest.]",
+				res.Elapsed.Round(time.Second), res.Cell.ID))
+		} else {
+			notes = append(notes, fmt.Sprintf("[TIMEOUT: the execution is still running on the kernel after %s. execute_code does not save outputs anywhere, so what it prints from now on will not be shown; interrupt it from the workbench or wait before running more code on this kernel.]",
+				res.Elapsed.Round(time.Second)))
+		}
+	} else if res.Status == "aborted" {
+		notes = append(notes, "[ABORTED: the kernel did not run this code (an earlier execution failed or it was interrupted).]")
+	}
+	a := outputs(res.Outputs, loc, s.render(), "", notes...)
+	if res.Cell.ID != "" {
+		a.withCell(res.Cell.ID)
+	}
+	return a.withNotebook(res.Notebook)
+}

@@ -1,0 +1,112 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// Notebook tools: use, unuse, list, read, restart.
+
+type useNotebookIn struct {
+	NotebookName string  `json:"notebook_name" jsonschema:"Unique identifier for the notebook"`
+	NotebookPath string  `json:"notebook_path" jsonschema:"Path to the notebook file, relative to the Jupyter server root (e.g. 'notebook.ipynb')"`
+	Mode         string  `json:"mode,omitempty" jsonschema:"Notebook operation mode: 'connect' to connect to existing and activate it, 'create' to create new and activate it"`
+	KernelID     *string `json:"kernel_id,omitempty" jsonschema:"Id of an existing kernel (or sandbox, for a non-Jupyter sandbox variant) to attach the notebook to. A new one is created if skipped."`
+}
+
+func patchUseNotebook(p patcher) {
+	def(enum(p.get("mode"), "connect", "create"), "connect")
+	// The reference types kernel_id as a plain string with default null;
+	// accepting an explicit null as well is what its clients send.
+	nullable(p.get("kernel_id"))
+}
+
+func (s *Server) useNotebook(ctx context.Context, c *call, in useNotebookIn) (*answer, error) {
+	nb, err := s.e.UseNotebook(ctx, c.session, in.NotebookName, in.NotebookPath, in.Mode, deref(in.KernelID))
+	if err != nil {
+		return nil, err
+	}
+	return message(textUseNotebook(nb, in.Mode)).withNotebook(nb.Name), nil
+}
+
+type notebookNameIn struct {
+	NotebookName string `json:"notebook_name" jsonschema:"Notebook identifier to disconnect"`
+}
+
+func (s *Server) unuseNotebook(ctx context.Context, c *call, in notebookNameIn) (*answer, error) {
+	if err := s.e.UnuseNotebook(ctx, c.session, in.NotebookName); err != nil {
+		return nil, err
+	}
+	return message(fmt.Sprintf("Notebook '%s' unused successfully. Its kernel keeps running; use_notebook it again to continue.", in.NotebookName)).withNotebook(in.NotebookName), nil
+}
+
+type noArgs struct{}
+
+func (s *Server) listNotebooks(_ context.Context, c *call, _ noArgs) (*answer, error) {
+	return rows("", notebooksTable(s.e.ListNotebooks(c.session)),
+		"No managed notebooks. Use the use_notebook tool to manage notebooks first."), nil
+}
+
+type readNotebookIn struct {
+	NotebookName   string `json:"notebook_name" jsonschema:"Notebook identifier to read"`
+	ResponseFormat string `json:"response_format,omitempty" jsonschema:"Response format: 'brief' will return first line and lines number, 'detailed' will return full cell source"`
+	StartIndex     int    `json:"start_index,omitempty" jsonschema:"Starting index for pagination (0-based)"`
+	Limit          int    `json:"limit,omitempty" jsonschema:"Maximum number of items to return (0 means no limit)"`
+}
+
+func patchReadNotebook(p patcher) {
+	def(enum(p.get("response_format"), "brief", "detailed"), "brief")
+	def(minimum(p.get("start_index"), 0), 0)
+	def(minimum(p.get("limit"), 0), 20)
+}
+
+func (s *Server) readNotebook(ctx context.Context, c *call, in readNotebookIn) (*answer, error) {
+	nb, cells, err := s.e.ReadNotebook(ctx, c.session, in.NotebookName, in.StartIndex, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return message(textReadNotebook(nb, cells, in.ResponseFormat, in.StartIndex)).withNotebook(nb.Name), nil
+}
+
+type restartIn struct {
+	NotebookName string `json:"notebook_name" jsonschema:"Notebook identifier to restart"`
+}
+
+func (s *Server) restartNotebook(ctx context.Context, c *call, in restartIn) (*answer, error) {
+	nb, err := s.e.RestartNotebook(ctx, c.session, in.NotebookName)
+	if err != nil {
+		return nil, err
+	}
+	return message(fmt.Sprintf("Notebook '%s' kernel restarted successfully. Memory state and imported packages have been cleared; re-run the cells you need.", nb.Name)).withNotebook(nb.Name), nil
+}
+
+// notebooksTable is the list_notebooks table, with the reference's columns.
+func notebooksTable(list []engine.NotebookInfo) table {
+	t := table{columns: []string{"Name", "Path", "Kernel_ID", "Kernel_Status", "Activate"}}
+	for _, nb := range list {
+		kid := nb.KernelID
+		if kid == "" {
+			kid = "-"
+		}
+		state := nb.KernelState
+		if state == "" {
+			state = "unknown"
+		}
+		mark := ""
+		if nb.Current {
+			mark = "✓"
+		}
+		t.rows = append(t.rows, []string{nb.Name, nb.Path, kid, state, mark})
+	}
+	return t
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var z T
+		return z
+	}
+	return *p
+}

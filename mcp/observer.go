@@ -1,0 +1,187 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// call is one tool call as the observer and the handler share it: who made
+// it, and what the handler learned that the outcome should record.
+type call struct {
+	id      string // the observer's call id ("" when called without one)
+	session string
+	req     *sdk.CallToolRequest
+
+	schemaOK      *bool
+	schemaProblem string
+	cellID        string
+	notebook      string
+	images        int
+}
+
+type callKey struct{}
+
+func withCall(ctx context.Context, c *call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+func callFrom(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// typed adapts a table handler to the SDK: the SDK has already decoded and
+// validated the input against the input schema (applying defaults); this
+// calls the handler and shapes its answer or its error. The SDK's own
+// structured-output path is not used (Out is any and stays nil): the result
+// is built and validated here so that a mismatch is observed and reported
+// rather than turned into a protocol error that hides the answer.
+func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+		c := callFrom(ctx)
+		if c == nil {
+			c = &call{session: s.sessionID(req.Session)}
+		}
+		c.req = req
+		a, err := h(s, ctx, c, in)
+		if err != nil {
+			if !engine.IsUserError(err) {
+				s.log.Warn("tool failed", "tool", d.name, "err", redact(err.Error()))
+			}
+			return errorResult(err), nil, nil
+		}
+		return s.toResult(d, c, a), nil, nil
+	}
+}
+
+// Texts for calls the person at the workbench stopped.
+const (
+	cancelledText = "The call was cancelled by the person supervising at the workbench. Do not retry it unless they ask you to."
+)
+
+// observe is the receiving middleware that records every tool call with the
+// engine: BeginCall (which may hold it for approval or refuse it), the
+// handler under the context CancelCall cancels, then the outcome.
+func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		ctr, ok := req.(*sdk.CallToolRequest)
+		if method != "tools/call" || !ok {
+			return next(ctx, method, req)
+		}
+		d := s.tools[ctr.Params.Name]
+		c := &call{id: newCallID(), session: s.sessionID(ctr.Session), req: ctr}
+		args := json.RawMessage(ctr.Params.Arguments)
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		callCtx, finish, err := s.e.BeginCall(ctx, engine.CallStart{
+			ID:          c.id,
+			Session:     c.session,
+			Tool:        ctr.Params.Name,
+			Args:        args,
+			Destructive: d != nil && d.destructive,
+		})
+		if err != nil {
+			// Refused (denied, paused too long, no workbench to approve):
+			// the call must not run. The engine has recorded the outcome.
+			text := err.Error()
+			if !engine.IsUserError(err) {
+				text = "The call was not run: " + redact(text)
+			}
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+		}
+
+		result, err := next(withCall(callCtx, c), method, req)
+		res, _ := result.(*sdk.CallToolResult)
+
+		status := engine.CallOK
+		switch {
+		case callCtx.Err() != nil && ctx.Err() == nil:
+			// Cancelled by the person (CancelCall), not by the client: the
+			// client is still waiting and deserves a proper answer.
+			res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: cancelledText}}}, nil
+			c.schemaOK = nil
+			status = engine.CallCancelled
+		case ctx.Err() != nil:
+			status = engine.CallCancelled
+		case err != nil || (res != nil && res.IsError):
+			status = engine.CallError
+		}
+		if res != nil && res.IsError && d != nil {
+			rewriteArgumentError(d, res)
+		}
+
+		outcome := engine.CallOutcome{
+			Status:        status,
+			SchemaOK:      c.schemaOK,
+			SchemaProblem: c.schemaProblem,
+			CellID:        c.cellID,
+			Notebook:      c.notebook,
+			Images:        c.images,
+		}
+		if err != nil {
+			outcome.Error = redact(err.Error())
+		}
+		if res != nil {
+			outcome.IsError = res.IsError
+			outcome.Text = contentText(res.Content)
+			if res.StructuredContent != nil {
+				outcome.Structured, _ = json.Marshal(res.StructuredContent)
+			}
+			if len(res.Meta) > 0 {
+				outcome.Meta, _ = json.Marshal(res.Meta)
+			}
+		}
+		finish(outcome)
+		if res == nil {
+			return result, err
+		}
+		return res, err
+	}
+}
+
+// rewriteArgumentError makes the SDK's input-validation error say what the
+// tool accepts, so an agent can fix its call in one go.
+func rewriteArgumentError(d *toolDef, res *sdk.CallToolResult) {
+	if len(res.Content) != 1 {
+		return
+	}
+	tc, ok := res.Content[0].(*sdk.TextContent)
+	if !ok {
+		return
+	}
+	const prefix = `validating "arguments": `
+	switch {
+	case strings.HasPrefix(tc.Text, prefix):
+		detail := strings.TrimPrefix(tc.Text, prefix)
+		detail = strings.ReplaceAll(detail, "validating root: ", "")
+		tc.Text = "Invalid arguments for " + d.name + ": " + detail + ". Expected " + usage(d.input) + "."
+	case strings.HasPrefix(tc.Text, "json: cannot unmarshal"), strings.HasPrefix(tc.Text, "unmarshaling arguments"):
+		tc.Text = "Invalid arguments for " + d.name + ": " + tc.Text + ". Expected " + usage(d.input) + "."
+	}
+}
+
+// contentText joins the text content of a result (images are counted, not
+// copied, in the outcome).
+func contentText(content []sdk.Content) string {
+	var parts []string
+	for _, c := range content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func newCallID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "c-" + hex.EncodeToString(b[:])
+}

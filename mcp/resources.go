@@ -1,0 +1,264 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+)
+
+// Resources: capabilities:// and the three notebook templates. A notebook is
+// named by the name it was used under (use_notebook's notebook_name), and a
+// cell by its nbformat id, so a URI keeps naming the same cell while others
+// are inserted above it.
+
+const (
+	capabilitiesURI = "capabilities://"
+	notebookScheme  = "notebook://"
+	ipynbMIME       = "application/x-ipynb+json"
+)
+
+func (s *Server) addResources() {
+	s.srv.AddResource(&sdk.Resource{
+		URI:      capabilitiesURI,
+		Name:     "capabilities_resource",
+		MIMEType: "application/json",
+		Description: "What this server can do, and where each answer came from.\n\n" +
+			"A server does things a client cannot see and did not ask for — replacing a dead kernel with an empty one is the clearest case. " +
+			"Reading this is how a client finds out which of those are on, and an operator finds out why a capability is on, " +
+			"which is the first question asked when one surprises somebody.",
+	}, s.readCapabilities)
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
+		URITemplate: "notebook://{name}",
+		Name:        "notebook",
+		MIMEType:    ipynbMIME,
+		Description: "A notebook in use, as nbformat JSON. Cells and outputs are resources of their own.",
+	}, s.readNotebookResource)
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
+		URITemplate: "notebook://{name}/cells/{cell_id}",
+		Name:        "notebook-cell",
+		MIMEType:    "application/json",
+		Description: "One cell by its nbformat id, with its outputs listed rather than inlined.",
+	}, s.readNotebookResource)
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
+		URITemplate: "notebook://{name}/cells/{cell_id}/outputs/{index}",
+		Name:        "notebook-cell-output",
+		Description: "One output of one cell, with its own MIME type. Read it only if you need the bytes.",
+	}, s.readNotebookResource)
+}
+
+// readCapabilities lists every capability: on or off, its value, where the
+// value came from (default, flag, env), and what it does.
+func (s *Server) readCapabilities(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	caps := s.e.Capabilities()
+	if caps == nil {
+		caps = []engine.Capability{}
+	}
+	body, err := json.MarshalIndent(map[string]any{"capabilities": caps}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{
+		URI: req.Params.URI, MIMEType: "application/json", Text: string(body),
+	}}}, nil
+}
+
+// notebookURI is a parsed notebook:// URI.
+type notebookURI struct {
+	name   string
+	cellID string
+	output int // -1 when the URI names no output
+}
+
+// parseNotebookURI splits notebook://{name}[/cells/{cell_id}[/outputs/{index}]].
+func parseNotebookURI(uri string) (notebookURI, error) {
+	rest, ok := strings.CutPrefix(uri, notebookScheme)
+	if !ok || rest == "" {
+		return notebookURI{}, fmt.Errorf("not a notebook URI: %q (want notebook://{name}[/cells/{cell_id}[/outputs/{index}]])", uri)
+	}
+	parts := strings.Split(rest, "/")
+	for i, p := range parts {
+		u, err := url.PathUnescape(p)
+		if err != nil || u == "" {
+			return notebookURI{}, fmt.Errorf("bad notebook URI %q: empty or badly escaped segment", uri)
+		}
+		parts[i] = u
+	}
+	n := notebookURI{name: parts[0], output: -1}
+	switch len(parts) {
+	case 1:
+	case 3:
+		if parts[1] != "cells" {
+			return notebookURI{}, fmt.Errorf("bad notebook URI %q: expected /cells/{cell_id}", uri)
+		}
+		n.cellID = parts[2]
+	case 5:
+		if parts[1] != "cells" || parts[3] != "outputs" {
+			return notebookURI{}, fmt.Errorf("bad notebook URI %q: expected /cells/{cell_id}/outputs/{index}", uri)
+		}
+		i, err := strconv.Atoi(parts[4])
+		if err != nil || i < 0 {
+			return notebookURI{}, fmt.Errorf("bad notebook URI %q: output index must be a number >= 0", uri)
+		}
+		n.cellID, n.output = parts[2], i
+	default:
+		return notebookURI{}, fmt.Errorf("bad notebook URI %q (want notebook://{name}[/cells/{cell_id}[/outputs/{index}]])", uri)
+	}
+	return n, nil
+}
+
+// resourceError is how a resource read fails: a problem the reader can fix
+// (unknown notebook, cell or output) is "resource not found" with the
+// engine's message; anything else is an internal error without secrets.
+func resourceError(uri string, err error) error {
+	if engine.IsUserError(err) {
+		return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: err.Error(), Data: json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri))}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "reading " + uri + " failed: " + redact(err.Error())}
+}
+
+func (s *Server) readNotebookResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	uri := req.Params.URI
+	n, err := parseNotebookURI(uri)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	switch {
+	case n.cellID == "":
+		body, err := s.e.NotebookJSON(ctx, n.name)
+		if err != nil {
+			return nil, resourceError(uri, err)
+		}
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: ipynbMIME, Text: string(body)}}}, nil
+	case n.output < 0:
+		_, cell, err := s.e.ReadCell(ctx, s.sessionID(req.Session), n.name, engine.CellRef{ID: n.cellID})
+		if err != nil {
+			return nil, resourceError(uri, err)
+		}
+		body, err := json.MarshalIndent(cellResource(n.name, cell), "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(body)}}}, nil
+	default:
+		out, err := s.e.CellOutput(ctx, n.name, n.cellID, n.output)
+		if err != nil {
+			return nil, resourceError(uri, err)
+		}
+		return &sdk.ReadResourceResult{Contents: outputContents(uri, out)}, nil
+	}
+}
+
+// cellResource is a cell as nbformat keys, its outputs listed by URI (with
+// their type and main MIME type) instead of inlined: a cell with a large
+// plot stays small, and each output can be read on its own.
+func cellResource(name string, c engine.CellInfo) map[string]any {
+	m := map[string]any{
+		"id":        c.ID,
+		"index":     c.Index,
+		"cell_type": c.Type,
+		"source":    c.Source,
+	}
+	if len(c.Metadata) > 0 {
+		m["metadata"] = c.Metadata
+	} else {
+		m["metadata"] = map[string]any{}
+	}
+	if c.Type == notebook.Code {
+		m["execution_count"] = c.ExecutionCount
+		outs := make([]map[string]any, 0, len(c.Outputs))
+		for i, o := range c.Outputs {
+			outs = append(outs, map[string]any{
+				"uri":         fmt.Sprintf("notebook://%s/cells/%s/outputs/%d", url.PathEscape(name), url.PathEscape(c.ID), i),
+				"output_type": o.OutputType,
+				"mimeType":    outputMIMEs(o)[0],
+			})
+		}
+		m["outputs"] = outs
+	}
+	return m
+}
+
+// outputMIMEs lists an output's representations, images first: a stream or
+// an error is text/plain; a bundle has one entry per MIME type.
+func outputMIMEs(o notebook.Output) []string {
+	switch o.OutputType {
+	case notebook.Stream, notebook.Error:
+		return []string{"text/plain"}
+	}
+	var mimes []string
+	for _, m := range imageMIMEs {
+		if _, ok := o.Data[m]; ok {
+			mimes = append(mimes, m)
+		}
+	}
+	for _, m := range sortedKeys(o.Data) {
+		if !contains(mimes, m) {
+			mimes = append(mimes, m)
+		}
+	}
+	if len(mimes) == 0 {
+		mimes = []string{"text/plain"}
+	}
+	return mimes
+}
+
+// outputContents serves one output whole: a stream's text, an error's
+// traceback (ANSI escapes stripped, as everywhere an agent reads it), or
+// every representation of a bundle under its own MIME type, images as blobs.
+func outputContents(uri string, o notebook.Output) []*sdk.ResourceContents {
+	switch o.OutputType {
+	case notebook.Stream:
+		return []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: ansi.Strip(o.Text)}}
+	case notebook.Error:
+		text := strings.Join(o.Traceback, "\n")
+		if strings.TrimSpace(text) == "" {
+			text = o.EName + ": " + o.EValue
+		}
+		return []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: ansi.Strip(text)}}
+	}
+	var contents []*sdk.ResourceContents
+	for _, m := range outputMIMEs(o) {
+		v, ok := o.Data[m]
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(m, "image/") && m != "image/svg+xml" {
+			raw, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(dataText(v)), ""))
+			if err == nil {
+				contents = append(contents, &sdk.ResourceContents{URI: uri, MIMEType: m, Blob: raw})
+				continue
+			}
+		}
+		text := dataText(v)
+		if m == "text/plain" {
+			text = ansi.Strip(text)
+		}
+		contents = append(contents, &sdk.ResourceContents{URI: uri, MIMEType: m, Text: text})
+	}
+	if len(contents) == 0 {
+		contents = append(contents, &sdk.ResourceContents{URI: uri, MIMEType: "text/plain", Text: ""})
+	}
+	return contents
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// Sorted so the same output always reads the same way.
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,204 @@
+// Package mcp is the protocol adapter: the table of the 22 tools, result
+// shaping, output schemas, _meta, resources, the jupyter_cite prompt, the
+// transports and the call observer. Handlers are thin: they unpack the typed
+// input, call one engine method and wrap the answer.
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// Options configure the MCP server.
+type Options struct {
+	// Version is reported in serverInfo.
+	Version string
+	// Images sends image outputs (plots) as images. When false (the zero
+	// value, so main must turn it on) an image is replaced by a short text
+	// saying one was there.
+	Images bool
+	// MaxOutputBytes cuts text outputs longer than this (default 20000),
+	// naming the resource that serves the whole output.
+	MaxOutputBytes int
+	// Logger receives server logs (never stdout). Default: discard.
+	Logger *slog.Logger
+}
+
+// DefaultMaxOutputBytes is the cut-off for a text output in a tool result.
+const DefaultMaxOutputBytes = 20000
+
+// Server is the MCP server over one engine. One Server serves any number of
+// sessions, over stdio or streamable HTTP.
+type Server struct {
+	e    *engine.Engine
+	opts Options
+	log  *slog.Logger
+	srv  *sdk.Server
+
+	tools    map[string]*toolDef
+	order    []*toolDef
+	resolved map[string]*jsonschema.Resolved // output schemas, by tool
+
+	mu       sync.Mutex
+	sessions map[*sdk.ServerSession]string
+	anon     int // sessions without a transport id (stdio, in-memory)
+
+	// schemaProblems counts results that did not match their declared
+	// output schema: a server bug. Tests assert it stays zero.
+	problemsMu     sync.Mutex
+	schemaProblems []string
+}
+
+// New builds the server: tools, resources, prompt, instructions, the call
+// observer and the session hooks.
+func New(e *engine.Engine, opts Options) *Server {
+	if opts.MaxOutputBytes <= 0 {
+		opts.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{
+		e:        e,
+		opts:     opts,
+		log:      log,
+		tools:    map[string]*toolDef{},
+		resolved: map[string]*jsonschema.Resolved{},
+		sessions: map[*sdk.ServerSession]string{},
+	}
+	s.srv = sdk.NewServer(&sdk.Implementation{
+		Name:    "Jupyter MCP Server",
+		Title:   "Jupyter MCP Server",
+		Version: opts.Version,
+	}, &sdk.ServerOptions{
+		Instructions: instructions,
+		Logger:       log,
+		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
+			s.sessionID(req.Session)
+		},
+	})
+	for _, d := range allTools() {
+		r, err := d.output.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: output schema: %v", d.name, err))
+		}
+		s.resolved[d.name] = r
+		s.tools[d.name] = d
+		s.order = append(s.order, d)
+		d.register(s, d)
+	}
+	s.addResources()
+	s.addPrompt()
+	s.srv.AddReceivingMiddleware(s.observe)
+	return s
+}
+
+// RunStdio serves one session on stdin/stdout until the client goes away or
+// ctx is done. Nothing but protocol is written to stdout.
+func (s *Server) RunStdio(ctx context.Context) error {
+	return s.srv.Run(ctx, &sdk.StdioTransport{})
+}
+
+// HTTPHandler serves streamable HTTP. main mounts it at /mcp; authentication
+// is a wrapper around it (any http.Handler middleware will do), which keeps
+// this package free of tokens.
+func (s *Server) HTTPHandler() http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv },
+		&sdk.StreamableHTTPOptions{Logger: s.log})
+}
+
+// SDK exposes the underlying go-sdk server, for tests and for transports this
+// package does not wrap.
+func (s *Server) SDK() *sdk.Server { return s.srv }
+
+// sessionID names an MCP session for the engine: the transport's session id
+// (streamable HTTP), or "stdio" for a session without one; a second such
+// session on the same server (in-memory transports in tests) gets "stdio-2"
+// so that two sessions never share a current notebook. The first sight of a
+// session tells the engine it opened, and its end tells the engine it closed.
+func (s *Server) sessionID(ss *sdk.ServerSession) string {
+	if ss == nil {
+		return "stdio"
+	}
+	s.mu.Lock()
+	if id, ok := s.sessions[ss]; ok {
+		s.mu.Unlock()
+		return id
+	}
+	id := ss.ID()
+	if id == "" {
+		s.anon++
+		id = "stdio"
+		if s.anon > 1 {
+			id = fmt.Sprintf("stdio-%d", s.anon)
+		}
+	}
+	s.sessions[ss] = id
+	s.mu.Unlock()
+
+	client := ""
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		client = p.ClientInfo.Name
+		if p.ClientInfo.Version != "" {
+			client += " " + p.ClientInfo.Version
+		}
+	}
+	s.e.SessionOpened(id, client)
+	go func() {
+		_ = ss.Wait()
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+		s.e.SessionClosed(id)
+	}()
+	return id
+}
+
+// render returns the output rendering options.
+func (s *Server) render() renderOpts {
+	return renderOpts{images: s.opts.Images, maxBytes: s.opts.MaxOutputBytes}
+}
+
+// noteSchemaProblem records a result that did not match its output schema.
+func (s *Server) noteSchemaProblem(tool, problem string) {
+	s.log.Error("tool result does not match its output schema (server bug)", "tool", tool, "problem", problem)
+	s.problemsMu.Lock()
+	s.schemaProblems = append(s.schemaProblems, tool+": "+problem)
+	s.problemsMu.Unlock()
+}
+
+// SchemaProblems lists the results so far that did not match their declared
+// output schema. It should always be empty.
+func (s *Server) SchemaProblems() []string {
+	s.problemsMu.Lock()
+	defer s.problemsMu.Unlock()
+	return append([]string(nil), s.schemaProblems...)
+}
+
+// instructions are sent in initialize, so an agent reads them before picking
+// a tool. They say what the tools operate on and what is unusual about them.
+const instructions = `Read, edit and run Jupyter notebooks. Execution happens on the Jupyter server, so a long computation keeps running after a call returns or this session ends.
+
+How to use this server well:
+- Start with use_notebook (notebook_name, notebook_path; mode "create" for a new file). It makes that notebook current for this session; list_notebooks shows what is in use.
+- Find cells with read_notebook in the brief format (index, type, execution count, first line, cell id), then read_cell or the detailed format for the cells you need.
+- Address cells by cell_id after the first read. Indices shift when anyone inserts or deletes a cell above; ids do not. Every result that acted on a cell carries its id in _meta "io.jupyter-mcp/cell_id".
+- When several agents share this server, pass notebook_name explicitly to cell tools instead of relying on the current notebook.
+- Executions time out (timeout argument, 0 = server default) but keep running on the kernel: the result says so, and read_cell later shows the outputs that arrived since.
+- Long text outputs are cut in tool results; the cut names a resource notebook://{name}/cells/{cell_id}/outputs/{index} that serves the whole output.
+- Prefer edit_cell_source for small changes (exact, unique old_string) and overwrite_cell_source to rewrite a cell.
+- execute_code runs scratch code that is not saved in the notebook; do not use it to define state later cells depend on.
+- capabilities:// says which server behaviours are on (for example whether a dead kernel is restarted automatically) and why.`

@@ -1,0 +1,111 @@
+// Package ui is the workbench: a bubbletea TUI that shows every tool call,
+// the notebooks in use, running executions, kernels and sandboxes live, and
+// lets a person interrupt, cancel, pause and approve. It observes the engine
+// through the narrow Backend interface declared here, so the same screens run
+// in-process (Local), attached to another process's feed (Remote) or over a
+// recording (Replay).
+package ui
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// Backend is everything the workbench needs from the engine: a stream of
+// events and the human actions. The UI never knows which implementation it
+// talks to.
+type Backend interface {
+	// Subscribe starts the event stream. The channel is closed when the
+	// stream ends (stop called, feed closed, recording over).
+	Subscribe() (events <-chan engine.Event, stop func())
+	// Info is what the header shows about the server.
+	Info() HeaderInfo
+	// InterruptKernel interrupts a kernel.
+	InterruptKernel(ctx context.Context, kernelID string) error
+	// CancelCall cancels a running or held tool call.
+	CancelCall(id string) error
+	// SetPaused pauses or resumes admission of new calls.
+	SetPaused(paused bool) error
+	// Decide allows or denies a held call.
+	Decide(id string, allow bool) error
+}
+
+// HeaderInfo is what the header shows about the server the workbench
+// watches.
+type HeaderInfo struct {
+	Endpoint   string `json:"endpoint,omitempty"`   // MCP endpoint, e.g. http://127.0.0.1:4040/mcp
+	Token      string `json:"token,omitempty"`      // bearer token: shown masked, copied on request
+	JupyterURL string `json:"jupyterURL,omitempty"` // Jupyter server base URL (no token)
+	Mode       string `json:"mode,omitempty"`       // workbench, stdio, streamable-http, attach, replay
+}
+
+// MaskToken shows the first four characters of a secret and hides the rest.
+// Short secrets are hidden whole: four characters of an eight-character
+// token would be half of it.
+func MaskToken(tok string) string {
+	switch {
+	case tok == "":
+		return ""
+	case len(tok) < 12:
+		return "••••"
+	default:
+		return tok[:4] + "…"
+	}
+}
+
+// ErrReadOnly is returned by actions on a backend that cannot act (a replay).
+var ErrReadOnly = errors.New("this workbench is read-only (replay)")
+
+// subscriptionBuffer is the bus buffer of a workbench subscription. The
+// buffer absorbs bursts while the UI draws; beyond it the bus drops events
+// and tells us how many (EvMissed), so a slow screen never slows a tool call.
+const subscriptionBuffer = 4096
+
+// localBackend runs the workbench in the engine's own process.
+type localBackend struct {
+	e    *engine.Engine
+	info HeaderInfo
+}
+
+// Local returns a Backend on an in-process engine.
+func Local(e *engine.Engine, info HeaderInfo) Backend {
+	return &localBackend{e: e, info: info}
+}
+
+// Subscribe subscribes to the engine bus and records that a workbench is
+// watching (approval of held calls needs one) until stop is called.
+func (l *localBackend) Subscribe() (<-chan engine.Event, func()) {
+	return subscribeEngine(l.e)
+}
+
+// subscribeEngine subscribes to e's bus and attaches a workbench for the
+// subscription's lifetime.
+func subscribeEngine(e *engine.Engine) (<-chan engine.Event, func()) {
+	sub := e.Bus().Subscribe(subscriptionBuffer)
+	detach := e.AttachUI()
+	var once sync.Once
+	return sub.C(), func() {
+		once.Do(func() {
+			detach()
+			sub.Close()
+		})
+	}
+}
+
+func (l *localBackend) Info() HeaderInfo { return l.info }
+
+func (l *localBackend) InterruptKernel(ctx context.Context, kernelID string) error {
+	return l.e.InterruptKernel(ctx, kernelID)
+}
+
+func (l *localBackend) CancelCall(id string) error { return l.e.CancelCall(id) }
+
+func (l *localBackend) SetPaused(paused bool) error {
+	l.e.SetPaused(paused)
+	return nil
+}
+
+func (l *localBackend) Decide(id string, allow bool) error { return l.e.Decide(id, allow) }

@@ -1,0 +1,318 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// callsPane is the live timeline of tool calls.
+type callsPane struct {
+	selected  string // id of the selected call
+	follow    bool   // keep the newest call selected
+	offset    int    // first visible row
+	filter    string // applied filter (lower case)
+	filtering bool   // the filter input has the keyboard
+	input     textinput.Model
+}
+
+func (p *callsPane) title(m *Model) string {
+	t := fmt.Sprintf(" Calls %d ", len(m.st.calls)+m.st.CallsDropped)
+	if p.filter != "" {
+		t += fmt.Sprintf("· /%s %d shown ", p.filter, len(p.visible(m)))
+	}
+	if m.st.CallsDropped > 0 {
+		t += fmt.Sprintf("· %d oldest dropped ", m.st.CallsDropped)
+	}
+	if p.follow {
+		t += "· following "
+	}
+	return t
+}
+
+// visible lists the calls that pass the filter, oldest first.
+func (p *callsPane) visible(m *Model) []*callRecord {
+	if p.filter == "" {
+		return m.st.calls
+	}
+	out := make([]*callRecord, 0, len(m.st.calls))
+	for _, c := range m.st.calls {
+		if p.matches(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// matches applies the filter to a call's tool, status and session.
+func (p *callsPane) matches(c *callRecord) bool {
+	f := p.filter
+	return strings.Contains(strings.ToLower(c.Tool), f) ||
+		strings.Contains(string(c.Status), f) ||
+		strings.Contains(strings.ToLower(c.Session), f)
+}
+
+// index returns the position of the selected call in vis, or -1.
+func (p *callsPane) index(vis []*callRecord) int {
+	for i := len(vis) - 1; i >= 0; i-- {
+		if vis[i].ID == p.selected {
+			return i
+		}
+	}
+	return -1
+}
+
+// clampSelection keeps the selection on a visible call (the newest when
+// following or when the selected call is gone) and in view.
+func (p *callsPane) clampSelection(m *Model) {
+	vis := p.visible(m)
+	if len(vis) == 0 {
+		p.selected, p.offset = "", 0
+		return
+	}
+	i := p.index(vis)
+	if p.follow || i < 0 {
+		i = len(vis) - 1
+		p.selected = vis[i].ID
+	}
+	h := p.rows(m)
+	if i < p.offset {
+		p.offset = i
+	}
+	if i >= p.offset+h {
+		p.offset = i - h + 1
+	}
+	p.offset = clamp(p.offset, 0, max(len(vis)-h, 0))
+}
+
+// rows is how many calls fit in the pane (one line goes to the column
+// header, one to the filter input when it is open).
+func (p *callsPane) rows(m *Model) int {
+	h := m.layout().callsH - 3
+	if p.filtering {
+		h--
+	}
+	return max(h, 1)
+}
+
+func (p *callsPane) move(m *Model, delta int) {
+	vis := p.visible(m)
+	if len(vis) == 0 {
+		return
+	}
+	i := p.index(vis)
+	if i < 0 {
+		i = len(vis) - 1
+	}
+	i = clamp(i+delta, 0, len(vis)-1)
+	p.selected = vis[i].ID
+	p.follow = i == len(vis)-1 && delta > 0
+	p.clampSelection(m)
+	m.syncDetail()
+}
+
+func (p callsPane) handleKey(m Model, msg tea.KeyMsg) (Model, tea.Cmd) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		m.calls.move(&m, -1)
+	case key.Matches(msg, k.Down):
+		m.calls.move(&m, 1)
+	case key.Matches(msg, k.PageUp):
+		m.calls.move(&m, -m.calls.rows(&m))
+	case key.Matches(msg, k.PageDown):
+		m.calls.move(&m, m.calls.rows(&m))
+	case key.Matches(msg, k.Top):
+		m.calls.move(&m, -len(m.st.calls))
+	case key.Matches(msg, k.Bottom):
+		m.calls.follow = true
+		m.calls.clampSelection(&m)
+		m.syncDetail()
+	case key.Matches(msg, k.Filter):
+		m.calls.filtering = true
+		m.calls.input.SetValue(m.calls.filter)
+		m.calls.input.CursorEnd()
+		return m, m.calls.input.Focus()
+	case key.Matches(msg, k.ClearFilter):
+		m.calls.setFilter(&m, "")
+	case key.Matches(msg, k.Toggle):
+		// Enter on a call moves to its detail.
+		m.focus = FocusDetail
+	}
+	return m, nil
+}
+
+// handleFilterKey edits the filter: it applies as one types; enter keeps
+// it, esc clears it.
+func (p callsPane) handleFilterKey(m Model, msg tea.KeyMsg) (Model, tea.Cmd) {
+	switch msg.Type {
+	case tea.KeyEnter:
+		m.calls.filtering = false
+		m.calls.input.Blur()
+		return m, nil
+	case tea.KeyEsc:
+		m.calls.filtering = false
+		m.calls.input.Blur()
+		m.calls.setFilter(&m, "")
+		return m, nil
+	case tea.KeyCtrlC:
+		return m, tea.Quit
+	}
+	var cmd tea.Cmd
+	m.calls.input, cmd = m.calls.input.Update(msg)
+	m.calls.setFilter(&m, m.calls.input.Value())
+	return m, cmd
+}
+
+func (p *callsPane) setFilter(m *Model, f string) {
+	p.filter = strings.ToLower(strings.TrimSpace(f))
+	p.clampSelection(m)
+	m.syncDetail()
+}
+
+// view draws the column header, the rows and the filter input.
+func (p *callsPane) view(m *Model, w, h int) []string {
+	s := m.styles
+	vis := p.visible(m)
+	var lines []string
+	if p.filtering {
+		p.input.Width = max(w-2, 1)
+		lines = append(lines, p.input.View())
+		h--
+	}
+	// Column widths: time 8, session 8, tool flexible, args the rest,
+	// duration 7, status 9. Narrow panes drop the session and args.
+	const durW, statusW = 7, 9
+	timeW, sessW := 8, 8
+	if w < 60 {
+		sessW = 0
+	}
+	if w < 50 {
+		timeW = 0
+	}
+	rest := w - 2 - durW - statusW - 3
+	if timeW > 0 {
+		rest -= timeW + 1
+	}
+	if sessW > 0 {
+		rest -= sessW + 1
+	}
+	toolW := clamp(rest/2, 10, 22)
+	argsW := rest - toolW - 1
+	if argsW < 12 {
+		toolW, argsW = max(rest, 4), 0
+	}
+	cols := func(mark, tm, sess, tool, args, dur, status string) string {
+		row := mark + " "
+		if timeW > 0 {
+			row += fit(tm, timeW) + " "
+		}
+		if sessW > 0 {
+			row += fit(sess, sessW) + " "
+		}
+		row += fit(tool, toolW) + " "
+		if argsW > 0 {
+			row += fit(args, argsW) + " "
+		}
+		return row + padLeft(dur, durW) + " " + status
+	}
+	lines = append(lines, s.Muted.Render(cols(" ", "time", "session", "tool", "args", "took", "status")))
+	h--
+	if len(vis) == 0 {
+		msg := "no calls yet: waiting for an agent"
+		if p.filter != "" {
+			msg = "no call matches /" + p.filter
+		}
+		return append(lines, s.Muted.Render("  "+msg))
+	}
+	sel := p.index(vis)
+	end := min(p.offset+h, len(vis))
+	for i := p.offset; i < end; i++ {
+		c := vis[i]
+		mark := " "
+		if i == sel {
+			mark = "▸"
+		}
+		dur := formatDuration(c.Duration)
+		if c.Status == engine.CallRunning || c.Status == engine.CallHeld {
+			dur = formatDuration(m.clock.Sub(c.Started))
+		}
+		status := m.statusLabel(c.Status)
+		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), c.Tool, shortArgs(c.Args), dur, "")
+		if i == sel {
+			row = s.Selected.Render(row)
+		}
+		row += status
+		lines = append(lines, row)
+	}
+	return lines
+}
+
+// statusLabel is a call status in its colour.
+func (m *Model) statusLabel(st engine.CallStatus) string {
+	s := m.styles
+	var style lipgloss.Style
+	switch st {
+	case engine.CallRunning:
+		style = s.Running
+	case engine.CallOK:
+		style = s.OK
+	case engine.CallError:
+		style = s.Failed
+	case engine.CallCancelled:
+		style = s.Cancelled
+	case engine.CallHeld:
+		style = s.Held
+	case engine.CallDenied:
+		style = s.Denied
+	default:
+		style = s.Muted
+	}
+	return style.Render(string(st))
+}
+
+// shortArgs renders call arguments as k=v pairs on one line, keys sorted,
+// long values cut: enough to recognise a call at a glance.
+func shortArgs(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return oneLine(string(raw))
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v := string(obj[k])
+		var str string
+		if json.Unmarshal(obj[k], &str) == nil {
+			v = str
+		}
+		v = oneLine(v)
+		if r := []rune(v); len(r) > 24 {
+			v = string(r[:23]) + "…"
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, " ")
+}
+
+func padLeft(s string, w int) string {
+	if n := w - lipgloss.Width(s); n > 0 {
+		return strings.Repeat(" ", n) + s
+	}
+	return s
+}

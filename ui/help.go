@@ -1,0 +1,70 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// helpView is the `?` screen: every key that works now, grouped, and what
+// the double-press actions do.
+func (m *Model) helpView(w, h int) string {
+	s := m.styles
+	groups := m.keys.FullHelp()
+	cols := make([]string, 0, len(groups))
+	for i, g := range groups {
+		enabled := make([]key.Binding, 0, len(g))
+		for _, b := range g {
+			if b.Enabled() {
+				enabled = append(enabled, b)
+			}
+		}
+		if len(enabled) == 0 {
+			continue
+		}
+		title := s.Title.Render(helpGroupTitles[i])
+		cols = append(cols, lipgloss.JoinVertical(lipgloss.Left, title, m.help.FullHelpView([][]key.Binding{enabled}))+"    ")
+	}
+	lines := []string{
+		s.Title.Render("Keys") + s.Muted.Render(" (focus: "+m.focus.String()+"; keys that do not apply now are not listed)"),
+		"",
+	}
+	// Lay the groups out left to right, starting a new row when the next
+	// one would not fit.
+	var row []string
+	flush := func() {
+		if len(row) > 0 {
+			lines = append(lines, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, row...), "\n")...)
+			lines = append(lines, "")
+			row = nil
+		}
+	}
+	used := 0
+	for _, c := range cols {
+		cw := lipgloss.Width(c)
+		if used+cw > w && len(row) > 0 {
+			flush()
+			used = 0
+		}
+		row = append(row, c)
+		used += cw
+	}
+	flush()
+	lines = append(lines,
+		s.Muted.Render("Interrupt (i) and cancel (x) need a second press within 1.5 s."),
+		s.Muted.Render("y / n allow or deny the selected call when it is held for approval."),
+		s.Muted.Render("/ filters calls by tool, status or session; esc clears the filter."),
+		s.Muted.Render("Any key closes this screen."),
+	)
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i := range lines {
+		lines[i] = fit(lines[i], w)
+	}
+	return strings.Join(lines, "\n")
+}

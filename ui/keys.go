@@ -1,0 +1,100 @@
+package ui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// KeyMap is every key binding of the workbench, grouped by pane. Bindings
+// that do not apply at the moment (approve when nothing is held, filter
+// outside the calls pane) are disabled so that the help shows only what
+// works.
+type KeyMap struct {
+	// Global.
+	NextPane  key.Binding
+	PrevPane  key.Binding
+	Help      key.Binding
+	Quit      key.Binding
+	Wider     key.Binding
+	Narrower  key.Binding
+	Taller    key.Binding
+	Shorter   key.Binding
+	CopyToken key.Binding
+
+	// Actions on the engine.
+	Pause     key.Binding
+	Interrupt key.Binding
+	Cancel    key.Binding
+	Approve   key.Binding
+	Deny      key.Binding
+
+	// Moving in the focused pane.
+	Up       key.Binding
+	Down     key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+
+	// Calls pane.
+	Filter      key.Binding
+	ClearFilter key.Binding
+
+	// Detail pane.
+	Toggle key.Binding
+
+	// Notebook pane.
+	PrevNotebook key.Binding
+	NextNotebook key.Binding
+}
+
+// DefaultKeyMap returns the workbench's key bindings.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		NextPane:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		PrevPane:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Wider:     key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "widen left column")),
+		Narrower:  key.NewBinding(key.WithKeys("["), key.WithHelp("[", "narrow left column")),
+		Taller:    key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "grow pane")),
+		Shorter:   key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "shrink pane")),
+		CopyToken: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy token")),
+
+		Pause:     key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause new calls")),
+		Interrupt: key.NewBinding(key.WithKeys("i"), key.WithHelp("i i", "interrupt kernel")),
+		Cancel:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x x", "cancel call")),
+		Approve:   key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "allow held call")),
+		Deny:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "deny held call")),
+
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "first")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "last (follow)")),
+
+		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+
+		Toggle: key.NewBinding(key.WithKeys("enter", " "), key.WithHelp("enter/space", "fold/unfold")),
+
+		PrevNotebook: key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous notebook")),
+		NextNotebook: key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next notebook")),
+	}
+}
+
+// ShortHelp is the one-line help at the bottom: the keys that work now.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.NextPane, k.Filter, k.Toggle, k.Approve, k.Deny, k.Interrupt, k.Cancel, k.Pause, k.Help, k.Quit}
+}
+
+// FullHelp is the `?` screen, one column per group.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.NextPane, k.PrevPane, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.Help, k.Quit},
+		{k.Pause, k.Interrupt, k.Cancel, k.Approve, k.Deny},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Filter, k.ClearFilter, k.Toggle, k.PrevNotebook, k.NextNotebook},
+	}
+}
+
+// helpGroupTitles name the FullHelp columns.
+var helpGroupTitles = []string{"Workbench", "Actions", "Move", "Pane"}

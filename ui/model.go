@@ -1,0 +1,597 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
+)
+
+// Focus is the pane that receives the moving keys.
+type Focus int
+
+// Panes, in tab order.
+const (
+	FocusCalls Focus = iota
+	FocusDetail
+	FocusNotebook
+	FocusExecs
+	focusCount
+)
+
+func (f Focus) String() string {
+	switch f {
+	case FocusCalls:
+		return "calls"
+	case FocusDetail:
+		return "detail"
+	case FocusNotebook:
+		return "notebook"
+	case FocusExecs:
+		return "execs"
+	}
+	return "?"
+}
+
+// Messages.
+type (
+	// eventsMsg is a batch of engine events from the bridge.
+	eventsMsg []engine.Event
+	// feedClosedMsg says the event stream ended.
+	feedClosedMsg struct{}
+	// tickMsg advances the clock once a second (elapsed times, cache TTLs).
+	tickMsg time.Time
+	// pendingExpiredMsg ends the window for the second press of a
+	// double-press action.
+	pendingExpiredMsg struct{ seq int }
+	// actionDoneMsg reports the outcome of a human action on the backend.
+	actionDoneMsg struct {
+		what string
+		err  error
+	}
+	// statusExpiredMsg clears the status line if it is still the one set.
+	statusExpiredMsg struct{ seq int }
+)
+
+// pendingKind is an action waiting for its confirming second press.
+type pendingKind int
+
+const (
+	pendingNone pendingKind = iota
+	pendingInterrupt
+	pendingCancel
+)
+
+// confirmWindow is how long the second press of a double-press action may
+// take.
+const confirmWindow = 1500 * time.Millisecond
+
+// pending is the first press of a double-press action.
+type pending struct {
+	kind   pendingKind
+	target string // kernel id or call id
+	seq    int
+}
+
+// Model is the root model of the workbench. It owns the layout, the focus
+// and the routing of keys and events; panes are files of this package.
+type Model struct {
+	backend Backend
+	info    HeaderInfo
+	st      *state
+	styles  theme.Styles
+	keys    KeyMap
+	help    help.Model
+	now     func() time.Time
+	clock   time.Time // the time panes are drawn at, advanced by ticks
+
+	width, height int
+	focus         Focus
+	leftPct       int // width of the left column, percent
+	callsPct      int // height of calls within the left column, percent
+	detailPct     int // height of detail within the right column, percent
+	showHelp      bool
+
+	calls    callsPane
+	detail   detailPane
+	notebook notebookPane
+	execs    execsPane
+
+	pending   pending
+	seq       int // for pending and status messages
+	status    string
+	statusErr bool
+	closed    bool // the event stream ended
+	copyFn    func(string) error
+}
+
+// Options tune a Model.
+type Options struct {
+	// Now is the clock (tests pin it). Default time.Now.
+	Now func() time.Time
+	// Copy puts a string on the clipboard (OSC 52 on the TTY). Without it
+	// the copy key reports that copying is unavailable.
+	Copy func(string) error
+}
+
+// NewModel returns the root model drawing with styles.
+func NewModel(b Backend, styles theme.Styles, opts Options) Model {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	h := help.New()
+	h.Styles = styles.Help
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "tool, status or session"
+	ti.CharLimit = 64
+	m := Model{
+		backend:   b,
+		info:      b.Info(),
+		st:        newState(true),
+		styles:    styles,
+		keys:      DefaultKeyMap(),
+		help:      h,
+		now:       now,
+		clock:     now(),
+		width:     80,
+		height:    24,
+		leftPct:   50,
+		callsPct:  65,
+		detailPct: 55,
+		calls:     callsPane{follow: true, input: ti},
+		copyFn:    opts.Copy,
+	}
+	m.detail.expanded = map[string]bool{}
+	m.updateKeys()
+	return m
+}
+
+// Init starts the clock.
+func (m Model) Init() tea.Cmd { return tick() }
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// Update routes messages.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+	case eventsMsg:
+		m.clock = m.now()
+		for _, ev := range msg {
+			m.st.apply(ev)
+		}
+		m.afterEvents(msg)
+	case feedClosedMsg:
+		m.closed = true
+		m.status, m.statusErr = "event stream ended", true
+	case tickMsg:
+		m.clock = m.now()
+		cmd = tick()
+	case pendingExpiredMsg:
+		if m.pending.seq == msg.seq {
+			m.pending = pending{}
+		}
+	case actionDoneMsg:
+		if msg.err != nil {
+			m.status, m.statusErr = msg.what+": "+msg.err.Error(), true
+		} else {
+			m.status, m.statusErr = msg.what, false
+		}
+		m.seq++
+		seq := m.seq
+		cmd = tea.Tick(5*time.Second, func(time.Time) tea.Msg { return statusExpiredMsg{seq} })
+	case statusExpiredMsg:
+		if msg.seq == m.seq && m.pending.kind == pendingNone {
+			m.status = ""
+		}
+	case tea.KeyMsg:
+		m, cmd = m.handleKey(msg)
+	}
+	m.updateKeys()
+	return m, cmd
+}
+
+// afterEvents keeps selections valid and follows new activity.
+func (m *Model) afterEvents(evs eventsMsg) {
+	m.calls.clampSelection(m)
+	m.notebook.follow(m, evs)
+	m.execs.clampSelection(m)
+	m.syncDetail()
+}
+
+// handleKey routes a key: first the filter input when it is open, then the
+// global keys, then the focused pane.
+func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
+	if m.calls.filtering {
+		return m.calls.handleFilterKey(m, msg)
+	}
+	k := m.keys
+	if m.pending.kind != pendingNone && !key.Matches(msg, k.Interrupt, k.Cancel) {
+		// A double press means two presses in a row: anything else
+		// between them disarms the first.
+		m.pending, m.status = pending{}, ""
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, k.Help):
+		m.showHelp = !m.showHelp
+		return m, nil
+	}
+	if m.showHelp {
+		// Any other key closes the help screen.
+		m.showHelp = false
+		return m, nil
+	}
+	switch {
+	case key.Matches(msg, k.NextPane):
+		m.focus = (m.focus + 1) % focusCount
+	case key.Matches(msg, k.PrevPane):
+		m.focus = (m.focus + focusCount - 1) % focusCount
+	case key.Matches(msg, k.Wider):
+		m.leftPct = min(m.leftPct+5, 80)
+	case key.Matches(msg, k.Narrower):
+		m.leftPct = max(m.leftPct-5, 20)
+	case key.Matches(msg, k.Taller), key.Matches(msg, k.Shorter):
+		d := 5
+		if key.Matches(msg, k.Shorter) {
+			d = -5
+		}
+		switch m.focus {
+		case FocusCalls:
+			m.callsPct = clamp(m.callsPct+d, 20, 85)
+		case FocusExecs:
+			m.callsPct = clamp(m.callsPct-d, 20, 85)
+		case FocusDetail:
+			m.detailPct = clamp(m.detailPct+d, 15, 85)
+		case FocusNotebook:
+			m.detailPct = clamp(m.detailPct-d, 15, 85)
+		}
+	case key.Matches(msg, k.CopyToken):
+		return m, m.copyTokenCmd()
+	case key.Matches(msg, k.Pause):
+		return m, m.setPausedCmd(!m.st.server.Paused)
+	case key.Matches(msg, k.Interrupt):
+		return m.press(pendingInterrupt)
+	case key.Matches(msg, k.Cancel):
+		return m.press(pendingCancel)
+	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
+		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
+			return m, m.decideCmd(c.ID, key.Matches(msg, k.Approve))
+		}
+	default:
+		switch m.focus {
+		case FocusCalls:
+			return m.calls.handleKey(m, msg)
+		case FocusDetail:
+			m.detail.handleKey(&m, msg)
+		case FocusNotebook:
+			m.notebook.handleKey(&m, msg)
+		case FocusExecs:
+			m.execs.handleKey(&m, msg)
+		}
+	}
+	return m, nil
+}
+
+// press handles a double-press action: the first press arms it and says so,
+// the second within confirmWindow on the same target runs it.
+func (m Model) press(kind pendingKind) (Model, tea.Cmd) {
+	var target, what string
+	switch kind {
+	case pendingInterrupt:
+		target = m.interruptTarget()
+		what = "press i again to interrupt kernel " + short(target, 8)
+	case pendingCancel:
+		if c := m.selectedCall(); c != nil && (c.Status == engine.CallRunning || c.Status == engine.CallHeld) {
+			target = c.ID
+			what = "press x again to cancel " + c.Tool
+		}
+	}
+	if target == "" {
+		return m, nil
+	}
+	if m.pending.kind == kind && m.pending.target == target {
+		m.pending = pending{}
+		m.status = ""
+		if kind == pendingInterrupt {
+			return m, m.interruptCmd(target)
+		}
+		return m, m.cancelCmd(target)
+	}
+	m.seq++
+	m.pending = pending{kind: kind, target: target, seq: m.seq}
+	m.status, m.statusErr = what, false
+	seq := m.seq
+	return m, tea.Tick(confirmWindow, func(time.Time) tea.Msg { return pendingExpiredMsg{seq} })
+}
+
+// Commands: each calls the backend off the UI goroutine and reports back.
+
+func (m Model) interruptCmd(kernelID string) tea.Cmd {
+	b := m.backend
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return actionDoneMsg{"interrupted kernel " + short(kernelID, 8), b.InterruptKernel(ctx, kernelID)}
+	}
+}
+
+func (m Model) cancelCmd(callID string) tea.Cmd {
+	b := m.backend
+	return func() tea.Msg { return actionDoneMsg{"cancelled call " + callID, b.CancelCall(callID)} }
+}
+
+func (m Model) setPausedCmd(paused bool) tea.Cmd {
+	b := m.backend
+	what := "resumed new calls"
+	if paused {
+		what = "paused new calls"
+	}
+	return func() tea.Msg { return actionDoneMsg{what, b.SetPaused(paused)} }
+}
+
+func (m Model) decideCmd(callID string, allow bool) tea.Cmd {
+	b := m.backend
+	what := "denied call " + callID
+	if allow {
+		what = "allowed call " + callID
+	}
+	return func() tea.Msg { return actionDoneMsg{what, b.Decide(callID, allow)} }
+}
+
+func (m Model) copyTokenCmd() tea.Cmd {
+	tok, copyFn := m.info.Token, m.copyFn
+	return func() tea.Msg {
+		switch {
+		case tok == "":
+			return actionDoneMsg{"copy", fmt.Errorf("no token to copy")}
+		case copyFn == nil:
+			return actionDoneMsg{"copy", fmt.Errorf("no clipboard on this terminal")}
+		}
+		return actionDoneMsg{"token copied to the clipboard", copyFn(tok)}
+	}
+}
+
+// selectedCall is the call selected in the calls pane, or nil.
+func (m *Model) selectedCall() *callRecord { return m.st.call(m.calls.selected) }
+
+// interruptTarget is the kernel the interrupt key acts on: the kernel of the
+// selected call's running execution when the calls or detail pane has focus,
+// else the kernel of the execution selected in the executions pane, else the
+// kernel of the notebook shown.
+func (m *Model) interruptTarget() string {
+	if m.focus == FocusCalls || m.focus == FocusDetail {
+		if c := m.selectedCall(); c != nil {
+			for _, x := range m.st.execs {
+				if x.CallID == c.ID && x.Running() && x.KernelID != "" {
+					return x.KernelID
+				}
+			}
+		}
+	}
+	if m.focus == FocusNotebook {
+		if nb := m.st.notebooks[m.notebook.name]; nb != nil && nb.KernelID != "" {
+			return nb.KernelID
+		}
+	}
+	if x := m.execs.selectedExec(m); x != nil && x.Running() && x.KernelID != "" {
+		return x.KernelID
+	}
+	return ""
+}
+
+// updateKeys enables the bindings that apply now, so help stays honest.
+func (m *Model) updateKeys() {
+	k := &m.keys
+	c := m.selectedCall()
+	held := c != nil && c.Status == engine.CallHeld
+	k.Approve.SetEnabled(held)
+	k.Deny.SetEnabled(held)
+	k.Cancel.SetEnabled(c != nil && (c.Status == engine.CallRunning || held))
+	k.Interrupt.SetEnabled(m.interruptTarget() != "")
+	k.Filter.SetEnabled(m.focus == FocusCalls)
+	k.ClearFilter.SetEnabled(m.focus == FocusCalls && m.calls.filter != "")
+	k.Toggle.SetEnabled(m.focus == FocusDetail && m.detail.root != nil)
+	multi := len(m.st.notebookOrder) > 1
+	k.PrevNotebook.SetEnabled(m.focus == FocusNotebook && multi)
+	k.NextNotebook.SetEnabled(m.focus == FocusNotebook && multi)
+	k.CopyToken.SetEnabled(m.info.Token != "")
+	if m.st.server.Paused {
+		k.Pause.SetHelp("p", "resume new calls")
+	} else {
+		k.Pause.SetHelp("p", "pause new calls")
+	}
+}
+
+// layout is the size of every pane for the current window.
+type layout struct {
+	headerH, footerH int
+	leftW, rightW    int
+	callsH, execsH   int
+	detailH, nbH     int
+}
+
+func (m *Model) layout() layout {
+	l := layout{headerH: 2, footerH: 1}
+	body := max(m.height-l.headerH-l.footerH, 6)
+	l.leftW = max(m.width*m.leftPct/100, 20)
+	l.rightW = max(m.width-l.leftW, 20)
+	l.callsH = clamp(body*m.callsPct/100, 3, body-3)
+	l.execsH = body - l.callsH
+	l.detailH = clamp(body*m.detailPct/100, 3, body-3)
+	l.nbH = body - l.detailH
+	return l
+}
+
+// View draws the whole screen.
+func (m Model) View() string {
+	l := m.layout()
+	header := m.headerView()
+	footer := m.footerView()
+	var body string
+	if m.showHelp {
+		body = m.helpView(m.width, m.height-l.headerH-l.footerH)
+	} else {
+		left := lipgloss.JoinVertical(lipgloss.Left,
+			m.box(m.calls.title(&m), m.calls.view(&m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, m.focus == FocusCalls),
+			m.box(m.execs.title(&m), m.execs.view(&m, l.leftW-2, l.execsH-2), l.leftW, l.execsH, m.focus == FocusExecs),
+		)
+		right := lipgloss.JoinVertical(lipgloss.Left,
+			m.box(m.detail.title(&m), m.detail.view(&m, l.rightW-2, l.detailH-2), l.rightW, l.detailH, m.focus == FocusDetail),
+			m.box(m.notebook.title(&m), m.notebook.view(&m, l.rightW-2, l.nbH-2), l.rightW, l.nbH, m.focus == FocusNotebook),
+		)
+		body = lipgloss.JoinHorizontal(lipgloss.Top, left, right)
+	}
+	return lipgloss.JoinVertical(lipgloss.Left, header, body, footer)
+}
+
+// headerView is two lines: where the server is, and what it is doing.
+func (m *Model) headerView() string {
+	s := m.styles
+	kv := func(k, v string) string { return s.HeaderKey.Render(k+" ") + s.HeaderValue.Render(v) }
+	sep := s.Muted.Render(" │ ")
+	parts := []string{s.HeaderTitle.Render("jupyter-mcp")}
+	if m.info.Endpoint != "" {
+		parts = append(parts, kv("mcp", m.info.Endpoint))
+	}
+	if m.info.Token != "" {
+		parts = append(parts, kv("token", MaskToken(m.info.Token)))
+	}
+	jupyter := m.info.JupyterURL
+	if m.st.server.JupyterURL != "" {
+		jupyter = m.st.server.JupyterURL
+	}
+	if jupyter != "" {
+		parts = append(parts, kv("jupyter", jupyter))
+	}
+	line1 := strings.Join(parts, sep)
+
+	running, held := 0, 0
+	for _, c := range m.st.calls {
+		switch c.Status {
+		case engine.CallRunning:
+			running++
+		case engine.CallHeld:
+			held++
+		}
+	}
+	var stats []string
+	if m.info.Mode != "" {
+		stats = append(stats, s.HeaderValue.Render(m.info.Mode))
+	}
+	stats = append(stats,
+		kv("sessions", itoa(len(m.st.sessions))),
+		kv("calls", fmt.Sprintf("%d (%d running, %d held)", len(m.st.calls)+m.st.CallsDropped, running, held)),
+		kv("notebooks", itoa(len(m.st.notebookOrder))),
+	)
+	if m.st.server.Paused {
+		stats = append(stats, s.Warning.Render("PAUSED: new calls wait"))
+	}
+	if mode := m.st.server.ApprovalMode; mode != "" && mode != engine.ApproveOff {
+		stats = append(stats, kv("approval", mode))
+	}
+	if m.st.Missed > 0 {
+		stats = append(stats, s.Warning.Render(fmt.Sprintf("missed %d events", m.st.Missed)))
+	}
+	if m.closed {
+		stats = append(stats, s.Error.Render("feed closed"))
+	}
+	line2 := strings.Join(stats, sep)
+	return fit(line1, m.width) + "\n" + fit(line2, m.width)
+}
+
+// footerView shows a pending confirmation or status, else the short help.
+func (m *Model) footerView() string {
+	switch {
+	case m.pending.kind != pendingNone:
+		return fit(m.styles.Warning.Render(m.status), m.width)
+	case m.status != "" && m.statusErr:
+		return fit(m.styles.Error.Render(m.status), m.width)
+	case m.status != "":
+		return fit(m.styles.StatusBar.Render(m.status), m.width)
+	}
+	return fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.width)
+}
+
+// box draws a pane of exactly w×h cells with its title in the top border.
+func (m *Model) box(title string, lines []string, w, h int, focused bool) string {
+	b, bs, ts := m.styles.BlurredBorder, m.styles.PaneBlurred, m.styles.TitleBlur
+	if focused {
+		b, bs, ts = m.styles.FocusedBorder, m.styles.PaneFocused, m.styles.Title
+	}
+	inner := max(w-2, 0)
+	title = ansi.Truncate(title, max(inner-2, 0), "…")
+	tw := ansi.StringWidth(title)
+	var sb strings.Builder
+	sb.WriteString(bs.Render(b.TopLeft + b.Top))
+	sb.WriteString(ts.Render(title))
+	sb.WriteString(bs.Render(strings.Repeat(b.Top, max(inner-1-tw, 0)) + b.TopRight))
+	for i := 0; i < h-2; i++ {
+		line := ""
+		if i < len(lines) {
+			line = lines[i]
+		}
+		sb.WriteString("\n" + bs.Render(b.Left) + fit(line, inner) + bs.Render(b.Right))
+	}
+	sb.WriteString("\n" + bs.Render(b.BottomLeft+strings.Repeat(b.Bottom, inner)+b.BottomRight))
+	return sb.String()
+}
+
+// fit truncates or pads s (which may hold ANSI styles) to exactly w cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	s = ansi.Truncate(s, w, "…")
+	if pad := w - ansi.StringWidth(s); pad > 0 {
+		s += strings.Repeat(" ", pad)
+	}
+	return s
+}
+
+// short returns s cut to n runes.
+func short(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+// oneLine squeezes s to a single line for table cells.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return s
+}
+
+// formatDuration prints a duration compactly: 850ms, 12.3s, 4m05s, 2h03m.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0ms"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}

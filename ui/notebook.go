@@ -1,0 +1,302 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// notebookPane shows the cells of one notebook in use, updated live.
+type notebookPane struct {
+	name string // notebook shown
+	cell int    // selected cell index
+}
+
+// Bounds of a drawn cell.
+const (
+	cellSourceLines = 8  // source lines per cell
+	cellOutputs     = 3  // outputs drawn per cell (the latest)
+	outputLines     = 6  // text lines per output (the last)
+	imageRows       = 12 // character rows per image
+)
+
+func (p *notebookPane) title(m *Model) string {
+	nb := m.st.notebooks[p.name]
+	if nb == nil {
+		return " Notebooks "
+	}
+	t := fmt.Sprintf(" %s · %d cells ", nb.Name, len(nb.Cells))
+	if n := len(m.st.notebookOrder); n > 1 {
+		t += fmt.Sprintf("· %d/%d ←→ ", indexOf(m.st.notebookOrder, p.name)+1, n)
+	}
+	if k, ok := m.st.kernels[nb.KernelID]; ok {
+		t += "· kernel " + k.State + " "
+	}
+	return t
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// follow keeps the pane on a notebook that exists and, unless the person is
+// working in the pane, moves to the cell that changed last.
+func (p *notebookPane) follow(m *Model, evs eventsMsg) {
+	if _, ok := m.st.notebooks[p.name]; !ok {
+		p.name, p.cell = "", 0
+		if n := len(m.st.notebookOrder); n > 0 {
+			p.name = m.st.notebookOrder[n-1]
+		}
+	}
+	if m.focus != FocusNotebook {
+		for i := len(evs) - 1; i >= 0; i-- {
+			ev := evs[i]
+			if ev.Notebook == nil || ev.Type == engine.EvNotebookClosed {
+				continue
+			}
+			if nb := m.st.notebooks[ev.Notebook.Name]; nb != nil {
+				p.name = nb.Name
+				if at := nb.indexOf(nb.LastCellID); at >= 0 && ev.Type == engine.EvNotebookChanged {
+					p.cell = at
+				}
+			}
+			break
+		}
+	}
+	if nb := m.st.notebooks[p.name]; nb != nil {
+		p.cell = clamp(p.cell, 0, max(len(nb.Cells)-1, 0))
+	}
+}
+
+func (p *notebookPane) handleKey(m *Model, msg tea.KeyMsg) {
+	k := m.keys
+	nb := m.st.notebooks[p.name]
+	switch {
+	case key.Matches(msg, k.PrevNotebook), key.Matches(msg, k.NextNotebook):
+		order := m.st.notebookOrder
+		if len(order) == 0 {
+			return
+		}
+		d := 1
+		if key.Matches(msg, k.PrevNotebook) {
+			d = -1
+		}
+		i := (indexOf(order, p.name) + d + len(order)) % len(order)
+		p.name, p.cell = order[i], 0
+		return
+	case nb == nil:
+		return
+	case key.Matches(msg, k.Up):
+		p.cell--
+	case key.Matches(msg, k.Down):
+		p.cell++
+	case key.Matches(msg, k.PageUp):
+		p.cell -= 5
+	case key.Matches(msg, k.PageDown):
+		p.cell += 5
+	case key.Matches(msg, k.Top):
+		p.cell = 0
+	case key.Matches(msg, k.Bottom):
+		p.cell = len(nb.Cells) - 1
+	}
+	p.cell = clamp(p.cell, 0, max(len(nb.Cells)-1, 0))
+}
+
+// showCall moves the pane to the cell a call acted on, unless the person
+// is working in the pane.
+func (p *notebookPane) showCall(m *Model, c *callRecord) {
+	if c == nil || c.CellID == "" || m.focus == FocusNotebook {
+		return
+	}
+	name := c.Notebook
+	if name == "" {
+		name = p.name
+	}
+	if nb := m.st.notebooks[name]; nb != nil {
+		if at := nb.indexOf(c.CellID); at >= 0 {
+			p.name, p.cell = name, at
+		}
+	}
+}
+
+// actedOnCell is the id of the cell the selected call acted on, when that
+// call concerns the notebook shown.
+func (m *Model) actedOnCell(nb *notebookState) string {
+	c := m.selectedCall()
+	if c == nil || c.CellID == "" || (c.Notebook != "" && c.Notebook != nb.Name) {
+		return ""
+	}
+	return c.CellID
+}
+
+// view draws the cells from the first one, or from the selected one when
+// that would not be visible otherwise.
+func (p *notebookPane) view(m *Model, w, h int) []string {
+	s := m.styles
+	nb := m.st.notebooks[p.name]
+	if nb == nil {
+		return []string{s.Muted.Render("no notebook in use")}
+	}
+	head := s.Muted.Render(nb.Path)
+	if nb.KernelID != "" {
+		head += s.Muted.Render(" · kernel " + short(nb.KernelID, 8))
+	}
+	lines := []string{head}
+	if len(nb.Cells) == 0 {
+		return append(lines, s.Muted.Render("(empty notebook)"))
+	}
+	acted := m.actedOnCell(nb)
+	// Start from the first cell when the selected one fits below it;
+	// otherwise start as far up as still shows the selected cell whole.
+	start, used := p.cell, 2 // the path line and the "cells above" line
+	for i := p.cell; i >= 0; i-- {
+		used += len(m.cellLines(nb, i, w, acted))
+		if used > h && i < p.cell {
+			break
+		}
+		start = i
+	}
+	if start > 0 {
+		lines = append(lines, s.Muted.Render(fmt.Sprintf("… %d %s above", start, plural(start, "cell", "cells"))))
+	}
+	for i := start; i < len(nb.Cells) && len(lines) < h; i++ {
+		lines = append(lines, m.cellLines(nb, i, w, acted)...)
+	}
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	return lines
+}
+
+// cellLines draws one cell: a header, its source and its latest outputs,
+// each bounded, with counts of what was left out.
+func (m *Model) cellLines(nb *notebookState, i, w int, acted string) []string {
+	s := m.styles
+	c := nb.Cells[i]
+	mark := "  "
+	if i == m.notebook.cell && m.focus == FocusNotebook {
+		mark = "▸ "
+	}
+	label := c.Type
+	if c.Type == "code" {
+		count := " "
+		if c.ExecutionCount != nil {
+			count = itoa(*c.ExecutionCount)
+		}
+		label = "[" + count + "] code"
+	}
+	header := fmt.Sprintf("%s%d %s · %s", mark, i, label, c.ID)
+	if c.ID == nb.LastCellID {
+		header += " · changed"
+	}
+	if c.ID != "" && c.ID == acted {
+		header = s.Highlight.Render(fit(header+" ◆ acted on", w))
+	} else {
+		header = s.Bold.Render(header)
+	}
+	out := []string{header}
+
+	src := strings.Split(strings.TrimRight(c.Source, "\n"), "\n")
+	shown := min(len(src), cellSourceLines)
+	for _, l := range src[:shown] {
+		out = append(out, s.Muted.Render("  │ ")+strings.ReplaceAll(l, "\t", "    "))
+	}
+	if more := len(src) - shown; more > 0 {
+		out = append(out, s.Muted.Render(fmt.Sprintf("  │ … %d more lines", more)))
+	}
+	if c.SourceCut > 0 {
+		out = append(out, s.Muted.Render(fmt.Sprintf("  │ … %d more bytes not kept", c.SourceCut)))
+	}
+
+	outs := c.Outputs
+	omitted := c.OutputsOmitted
+	if len(outs) > cellOutputs {
+		omitted += len(outs) - cellOutputs
+		outs = outs[len(outs)-cellOutputs:]
+	}
+	if omitted > 0 {
+		out = append(out, s.Muted.Render(fmt.Sprintf("  ⋮ %d earlier outputs not shown", omitted)))
+	}
+	for _, o := range outs {
+		out = append(out, m.outputLines(o, w)...)
+	}
+	return out
+}
+
+// outputLines draws one output: the tail of its text, or the image in
+// half blocks.
+func (m *Model) outputLines(o outputState, w int) []string {
+	s := m.styles
+	kind := o.Kind
+	if o.Name != "" {
+		kind += " " + o.Name
+	}
+	if o.MimeType != "" {
+		kind += " " + o.MimeType
+	}
+	style := s.Muted
+	if o.Kind == "error" || o.Name == "stderr" {
+		style = s.Error
+	}
+	out := []string{style.Render("  ⇒ " + kind)}
+	if len(o.Image) > 0 {
+		switch {
+		case o.img != nil:
+			for _, l := range halfBlocks(o.img, w-4, imageRows, m.styles.Renderer.ColorProfile()) {
+				out = append(out, "    "+l)
+			}
+		case o.imgErr != "":
+			out = append(out, s.Error.Render("    cannot draw image: "+o.imgErr))
+		default:
+			out = append(out, s.Muted.Render(fmt.Sprintf("    [%s, %d bytes]", o.MimeType, len(o.Image))))
+		}
+		return out
+	}
+	// Only the last lines are drawn, so only they are split: an output
+	// of thousands of lines costs no more than a short one.
+	body := strings.TrimRight(o.Text, "\n")
+	total := strings.Count(body, "\n") + 1
+	if body == "" {
+		total = 0
+	}
+	start := len(body)
+	for i := 0; i < outputLines && start > 0; i++ {
+		start = strings.LastIndexByte(body[:start], '\n')
+		if start < 0 {
+			start = 0
+			break
+		}
+	}
+	tail := strings.TrimPrefix(body[start:], "\n")
+	var text []string
+	if tail != "" {
+		text = strings.Split(tail, "\n")
+	}
+	if hidden := total - len(text); hidden > 0 || o.Cut > 0 {
+		msg := fmt.Sprintf("    … %d earlier lines", hidden)
+		if o.Cut > 0 {
+			msg = fmt.Sprintf("    … %d earlier lines and %d bytes before them", hidden, o.Cut)
+		}
+		out = append(out, s.Muted.Render(msg))
+	}
+	for _, l := range text {
+		out = append(out, "    "+strings.ReplaceAll(l, "\t", "    "))
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,680 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// Bounds on what the workbench keeps. An agent can produce output far faster
+// than anyone can read it (a loop printing 200,000 lines), so every list and
+// every text is capped, and what was left out is counted and shown.
+const (
+	maxCalls           = 500       // calls kept in the timeline
+	maxArgsBytes       = 16 << 10  // arguments kept per call
+	maxTextBytes       = 64 << 10  // text content kept per call
+	maxStructuredBytes = 256 << 10 // structuredContent kept per call (parsed as a tree)
+	maxMetaBytes       = 16 << 10  // _meta kept per call
+	maxSourceBytes     = 32 << 10  // source kept per cell
+	maxCellOutputs     = 20        // outputs kept per cell (the latest)
+	maxOutputText      = 8 << 10   // text kept per output (the tail)
+	maxExecTailLines   = 200       // streamed lines kept per execution
+	maxLineBytes       = 1024      // bytes kept per streamed line
+	maxFinishedExecs   = 20        // finished executions kept beside the running ones
+	maxImageWidth      = 160       // decoded images are reduced to this many pixels wide
+)
+
+// callRecord is one tool call as last seen, with what was cut from it.
+type callRecord struct {
+	engine.CallEvent
+	Finished      time.Time // when the call.finished event was published
+	ArgsCut       int       // bytes of Args left out (Args is then not valid JSON)
+	TextCut       int
+	StructuredCut int
+	MetaCut       int
+}
+
+// outputState is one cell output as kept by the workbench.
+type outputState struct {
+	engine.OutputSnapshot
+	img    image.Image // decoded and reduced image, when the output is one
+	imgErr string      // why the image could not be decoded
+}
+
+// cellState is one cell of a notebook in use.
+type cellState struct {
+	ID             string
+	Type           string
+	Source         string
+	SourceCut      int
+	ExecutionCount *int
+	Outputs        []outputState
+	OutputsOmitted int // outputs left out by the engine and by us
+}
+
+// notebookState is a notebook in use, kept up to date from notebook events.
+type notebookState struct {
+	Name, Path, KernelID string
+	Cells                []cellState
+	LastCellID           string // the cell changed last
+	Changed              time.Time
+}
+
+// execRecord is one execution: running, or recently finished.
+type execRecord struct {
+	engine.ExecEvent
+	Started      time.Time
+	Finished     time.Time // zero while running
+	tail         []string  // last lines of streamed output (bounded)
+	partial      string    // unterminated last line
+	LinesDropped int       // lines that fell out of the tail
+	Outputs      int       // outputs received
+	Images       int
+}
+
+// Running reports whether the execution has not finished.
+func (x *execRecord) Running() bool { return x.Finished.IsZero() }
+
+// Tail returns the last n lines of output, the partial line included.
+func (x *execRecord) Tail(n int) []string {
+	lines := x.tail
+	if x.partial != "" {
+		lines = append(lines[:len(lines):len(lines)], x.partial)
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// state is everything the workbench knows, reduced from engine events. It is
+// plain data with bounded size: the root model owns one, and the feed server
+// keeps one to send a newly attached workbench a snapshot.
+type state struct {
+	decodeImages bool // the feed server has no use for decoded images
+
+	calls        []*callRecord // oldest first
+	callIndex    map[string]*callRecord
+	CallsDropped int
+
+	sessions map[string]string // id -> client name
+
+	notebooks     map[string]*notebookState
+	notebookOrder []string
+
+	execs        []*execRecord // oldest first
+	execIndex    map[string]*execRecord
+	ExecsDropped int
+
+	kernels   map[string]engine.KernelEvent
+	sandboxes map[string]engine.SandboxEvent
+
+	server     engine.ServerEvent
+	haveServer bool
+	Missed     uint64 // events the bus dropped because we were slow
+	Applied    uint64 // events applied
+}
+
+func newState(decodeImages bool) *state {
+	return &state{
+		decodeImages: decodeImages,
+		callIndex:    map[string]*callRecord{},
+		sessions:     map[string]string{},
+		notebooks:    map[string]*notebookState{},
+		execIndex:    map[string]*execRecord{},
+		kernels:      map[string]engine.KernelEvent{},
+		sandboxes:    map[string]engine.SandboxEvent{},
+	}
+}
+
+// apply folds one event into the state.
+func (s *state) apply(ev engine.Event) {
+	s.Applied++
+	switch ev.Type {
+	case engine.EvCallStarted, engine.EvCallProgress, engine.EvCallHeld, engine.EvCallFinished:
+		if ev.Call != nil {
+			s.applyCall(ev)
+		}
+	case engine.EvSessionOpened:
+		if ev.Session != nil {
+			s.sessions[ev.Session.ID] = ev.Session.Client
+		}
+	case engine.EvSessionClosed:
+		if ev.Session != nil {
+			delete(s.sessions, ev.Session.ID)
+		}
+	case engine.EvNotebookOpened, engine.EvNotebookChanged, engine.EvNotebookClosed:
+		if ev.Notebook != nil {
+			s.applyNotebook(ev)
+		}
+	case engine.EvExecStarted, engine.EvExecOutput, engine.EvExecFinished:
+		if ev.Exec != nil {
+			s.applyExec(ev)
+		}
+	case engine.EvKernelStatus:
+		if ev.Kernel != nil {
+			k := *ev.Kernel
+			if old, ok := s.kernels[k.ID]; ok && k.Name == "" {
+				k.Name = old.Name
+			}
+			s.kernels[k.ID] = k
+		}
+	case engine.EvSandboxStatus:
+		if ev.Sandbox != nil {
+			s.sandboxes[ev.Sandbox.Name] = *ev.Sandbox
+		}
+	case engine.EvServerState:
+		if ev.Server != nil {
+			srv := *ev.Server
+			if srv.JupyterURL == "" {
+				srv.JupyterURL = s.server.JupyterURL
+			}
+			s.server, s.haveServer = srv, true
+		}
+	case engine.EvMissed:
+		s.Missed += ev.Missed
+	}
+}
+
+// capBytes returns at most n bytes of b (a copy) and how many were left out.
+func capBytes(b []byte, n int) ([]byte, int) {
+	if len(b) <= n {
+		return append([]byte(nil), b...), 0
+	}
+	return append([]byte(nil), b[:n]...), len(b) - n
+}
+
+// capString keeps the head of s.
+func capString(s string, n int) (string, int) {
+	if len(s) <= n {
+		return s, 0
+	}
+	return strings.ToValidUTF8(s[:n], ""), len(s) - n
+}
+
+// tailString keeps the tail of s: for output, the latest text matters most.
+func tailString(s string, n int) (string, int) {
+	if len(s) <= n {
+		return s, 0
+	}
+	return strings.ToValidUTF8(s[len(s)-n:], ""), len(s) - n
+}
+
+func (s *state) applyCall(ev engine.Event) {
+	c := ev.Call
+	r, ok := s.callIndex[c.ID]
+	if !ok {
+		r = &callRecord{CallEvent: engine.CallEvent{ID: c.ID}}
+		s.callIndex[c.ID] = r
+		s.calls = append(s.calls, r)
+		s.trimCalls()
+	}
+	if c.Session != "" {
+		r.Session = c.Session
+	}
+	if c.Tool != "" {
+		r.Tool = c.Tool
+	}
+	if len(c.Args) > 0 {
+		r.Args, r.ArgsCut = capBytes(c.Args, maxArgsBytes)
+	}
+	if c.Destructive {
+		r.Destructive = true
+	}
+	if !c.Started.IsZero() {
+		r.Started = c.Started
+	} else if r.Started.IsZero() {
+		r.Started = ev.Time
+	}
+	if c.Status != "" {
+		r.Status = c.Status
+	}
+	switch ev.Type {
+	case engine.EvCallStarted:
+		if r.Status == "" {
+			r.Status = engine.CallRunning
+		}
+	case engine.EvCallHeld:
+		r.Status = engine.CallHeld
+	case engine.EvCallProgress:
+		r.Progress, _ = capString(c.Progress, 512)
+	case engine.EvCallFinished:
+		r.Duration = c.Duration
+		r.Finished = ev.Time
+		if r.Finished.IsZero() {
+			r.Finished = r.Started.Add(c.Duration)
+		}
+		r.Text, r.TextCut = capString(c.Text, maxTextBytes)
+		r.Structured, r.StructuredCut = capBytes(c.Structured, maxStructuredBytes)
+		r.Meta, r.MetaCut = capBytes(c.Meta, maxMetaBytes)
+		r.IsError, r.Error = c.IsError, c.Error
+		r.SchemaOK, r.SchemaProblem = c.SchemaOK, c.SchemaProblem
+		r.CellID, r.Notebook, r.Images = c.CellID, c.Notebook, c.Images
+		if r.Status == "" || r.Status == engine.CallRunning || r.Status == engine.CallHeld {
+			r.Status = engine.CallOK
+			if r.IsError || r.Error != "" {
+				r.Status = engine.CallError
+			}
+		}
+	}
+}
+
+// trimCalls drops the oldest finished call (or, when every call is still
+// active, the oldest) until the timeline fits its bound.
+func (s *state) trimCalls() {
+	for len(s.calls) > maxCalls {
+		drop := 0
+		for i, r := range s.calls {
+			if r.Status != engine.CallRunning && r.Status != engine.CallHeld {
+				drop = i
+				break
+			}
+		}
+		delete(s.callIndex, s.calls[drop].ID)
+		s.calls = append(s.calls[:drop], s.calls[drop+1:]...)
+		s.CallsDropped++
+	}
+}
+
+// call returns the call with the given id, or nil.
+func (s *state) call(id string) *callRecord { return s.callIndex[id] }
+
+func (s *state) newCell(c engine.CellSnapshot) cellState {
+	cs := cellState{ID: c.ID, Type: c.Type, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
+	cs.Source, cs.SourceCut = capString(c.Source, maxSourceBytes)
+	outs := c.Outputs
+	if len(outs) > maxCellOutputs {
+		cs.OutputsOmitted += len(outs) - maxCellOutputs
+		outs = outs[len(outs)-maxCellOutputs:]
+	}
+	for _, o := range outs {
+		cs.Outputs = append(cs.Outputs, s.newOutput(o))
+	}
+	return cs
+}
+
+func (s *state) newOutput(o engine.OutputSnapshot) outputState {
+	var cut int
+	o.Text, cut = tailString(o.Text, maxOutputText)
+	o.Cut += cut
+	out := outputState{OutputSnapshot: o}
+	if len(o.Image) > 0 && s.decodeImages {
+		out.img, out.imgErr = decodeImage(o.MimeType, o.Image)
+	}
+	return out
+}
+
+// decodeImage decodes a PNG or JPEG and reduces it to maxImageWidth pixels
+// wide, so that drawing it on every frame stays cheap.
+func decodeImage(mime string, data []byte) (image.Image, string) {
+	var (
+		img image.Image
+		err error
+	)
+	switch mime {
+	case "image/jpeg":
+		img, err = jpeg.Decode(bytes.NewReader(data))
+	default:
+		img, err = png.Decode(bytes.NewReader(data))
+	}
+	if err != nil {
+		return nil, err.Error()
+	}
+	return shrinkImage(img, maxImageWidth), ""
+}
+
+func (s *state) applyNotebook(ev engine.Event) {
+	n := ev.Notebook
+	if ev.Type == engine.EvNotebookClosed {
+		if _, ok := s.notebooks[n.Name]; ok {
+			delete(s.notebooks, n.Name)
+			for i, name := range s.notebookOrder {
+				if name == n.Name {
+					s.notebookOrder = append(s.notebookOrder[:i], s.notebookOrder[i+1:]...)
+					break
+				}
+			}
+		}
+		return
+	}
+	nb, ok := s.notebooks[n.Name]
+	if !ok {
+		nb = &notebookState{Name: n.Name}
+		s.notebooks[n.Name] = nb
+		s.notebookOrder = append(s.notebookOrder, n.Name)
+	}
+	if n.Path != "" {
+		nb.Path = n.Path
+	}
+	if n.KernelID != "" {
+		nb.KernelID = n.KernelID
+	}
+	nb.Changed = ev.Time
+	op := n.Op
+	if ev.Type == engine.EvNotebookOpened {
+		op = engine.OpReload
+	}
+	cells := make([]cellState, 0, len(n.Cells))
+	for _, c := range n.Cells {
+		cells = append(cells, s.newCell(c))
+	}
+	switch op {
+	case engine.OpReload:
+		nb.Cells = cells
+		return
+	case engine.OpInsert:
+		at := clamp(n.Index, 0, len(nb.Cells))
+		nb.Cells = append(nb.Cells[:at], append(cells, nb.Cells[at:]...)...)
+	case engine.OpDelete:
+		if len(n.CellIDs) > 0 {
+			gone := map[string]bool{}
+			for _, id := range n.CellIDs {
+				gone[id] = true
+			}
+			kept := nb.Cells[:0]
+			for _, c := range nb.Cells {
+				if !gone[c.ID] {
+					kept = append(kept, c)
+				}
+			}
+			nb.Cells = kept
+		} else if n.Index >= 0 && n.Index < len(nb.Cells) {
+			nb.Cells = append(nb.Cells[:n.Index], nb.Cells[n.Index+1:]...)
+		}
+	case engine.OpMove:
+		from := n.From
+		if len(cells) > 0 {
+			if i := nb.indexOf(cells[0].ID); i >= 0 {
+				from = i
+			}
+		}
+		if from >= 0 && from < len(nb.Cells) {
+			c := nb.Cells[from]
+			if len(cells) > 0 {
+				c = cells[0]
+			}
+			rest := append(nb.Cells[:from:from], nb.Cells[from+1:]...)
+			to := clamp(n.Index, 0, len(rest))
+			nb.Cells = append(rest[:to:to], append([]cellState{c}, rest[to:]...)...)
+		}
+	default:
+		// edit, output, exec_count, clear_output and any change we do not
+		// know: each snapshot is the changed cell as it now is, so it
+		// replaces the cell with its id (or, without one, at Index).
+		for i, c := range cells {
+			at := nb.indexOf(c.ID)
+			if at < 0 {
+				at = n.Index + i
+			}
+			if at >= 0 && at < len(nb.Cells) {
+				nb.Cells[at] = c
+			}
+		}
+	}
+	if len(cells) > 0 {
+		nb.LastCellID = cells[len(cells)-1].ID
+	}
+}
+
+func (nb *notebookState) indexOf(id string) int {
+	if id == "" {
+		return -1
+	}
+	for i, c := range nb.Cells {
+		if c.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func clamp(v, lo, hi int) int {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}
+
+func (s *state) applyExec(ev engine.Event) {
+	e := ev.Exec
+	x, ok := s.execIndex[e.ID]
+	if !ok {
+		x = &execRecord{ExecEvent: engine.ExecEvent{ID: e.ID}, Started: ev.Time}
+		s.execIndex[e.ID] = x
+		s.execs = append(s.execs, x)
+	}
+	merge := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	merge(&x.Notebook, e.Notebook)
+	merge(&x.CellID, e.CellID)
+	merge(&x.KernelID, e.KernelID)
+	merge(&x.SandboxID, e.SandboxID)
+	merge(&x.CallID, e.CallID)
+	if e.Code != "" {
+		x.Code, _ = capString(e.Code, maxSourceBytes)
+	}
+	switch ev.Type {
+	case engine.EvExecOutput:
+		if e.Output != nil {
+			x.addOutput(*e.Output)
+		}
+	case engine.EvExecFinished:
+		x.Status = e.Status
+		x.Elapsed = e.Elapsed
+		x.Finished = ev.Time
+		if x.Finished.IsZero() {
+			x.Finished = x.Started.Add(e.Elapsed)
+		}
+		if x.Status == "" {
+			x.Status = "ok"
+		}
+		s.trimExecs()
+	}
+}
+
+// addOutput appends an output to the execution's tail.
+func (x *execRecord) addOutput(o engine.OutputSnapshot) {
+	x.Outputs++
+	var text string
+	switch {
+	case len(o.Image) > 0 || strings.HasPrefix(o.MimeType, "image/"):
+		x.Images++
+		text = "[" + o.MimeType + " image]\n"
+	case o.Kind == "error":
+		text = o.Text
+		if text == "" {
+			text = "error"
+		}
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+	case o.Kind == "stream":
+		text = o.Text
+	default:
+		text = o.Text
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+	}
+	if o.Cut > 0 {
+		text += "… (" + itoa(o.Cut) + " bytes cut)\n"
+	}
+	x.appendText(text)
+}
+
+// appendText splits text into lines and keeps the last maxExecTailLines. A
+// single enormous text costs one pass: only its last lines are kept.
+func (x *execRecord) appendText(text string) {
+	if text == "" {
+		return
+	}
+	text = x.partial + text
+	x.partial = ""
+	complete := strings.HasSuffix(text, "\n")
+	text = strings.TrimSuffix(text, "\n")
+	// Count and skip lines that would fall out of the tail anyway.
+	n := strings.Count(text, "\n") + 1
+	if n > maxExecTailLines+1 {
+		skip := n - maxExecTailLines - 1
+		idx := 0
+		for i := 0; i < skip; i++ {
+			idx += strings.IndexByte(text[idx:], '\n') + 1
+		}
+		text = text[idx:]
+		x.LinesDropped += skip
+	}
+	lines := strings.Split(text, "\n")
+	if !complete {
+		x.partial, _ = capString(lines[len(lines)-1], maxLineBytes)
+		lines = lines[:len(lines)-1]
+	}
+	for _, l := range lines {
+		l, _ = capString(strings.TrimSuffix(l, "\r"), maxLineBytes)
+		x.tail = append(x.tail, l)
+	}
+	if len(x.tail) > 2*maxExecTailLines {
+		drop := len(x.tail) - maxExecTailLines
+		x.LinesDropped += drop
+		x.tail = append([]string(nil), x.tail[drop:]...)
+	}
+}
+
+// trimExecs keeps every running execution and the latest finished ones.
+func (s *state) trimExecs() {
+	finished := 0
+	for _, x := range s.execs {
+		if !x.Running() {
+			finished++
+		}
+	}
+	if finished <= maxFinishedExecs {
+		return
+	}
+	kept := s.execs[:0]
+	for _, x := range s.execs {
+		if !x.Running() && finished > maxFinishedExecs {
+			finished--
+			delete(s.execIndex, x.ID)
+			s.ExecsDropped++
+			continue
+		}
+		kept = append(kept, x)
+	}
+	s.execs = kept
+}
+
+// sortedKernels lists kernels by id, for a stable display.
+func (s *state) sortedKernels() []engine.KernelEvent {
+	out := make([]engine.KernelEvent, 0, len(s.kernels))
+	for _, k := range s.kernels {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// sortedSandboxes lists sandboxes by name.
+func (s *state) sortedSandboxes() []engine.SandboxEvent {
+	out := make([]engine.SandboxEvent, 0, len(s.sandboxes))
+	for _, sb := range s.sandboxes {
+		out = append(out, sb)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// snapshot renders the state as a sequence of events that rebuilds it when
+// applied to an empty state: what the feed server sends a workbench that
+// attaches after things have happened.
+func (s *state) snapshot() []engine.Event {
+	var evs []engine.Event
+	if s.haveServer {
+		srv := s.server
+		evs = append(evs, engine.Event{Type: engine.EvServerState, Server: &srv})
+	}
+	ids := make([]string, 0, len(s.sessions))
+	for id := range s.sessions {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		evs = append(evs, engine.Event{Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: id, Client: s.sessions[id]}})
+	}
+	for _, k := range s.sortedKernels() {
+		k := k
+		evs = append(evs, engine.Event{Type: engine.EvKernelStatus, Kernel: &k})
+	}
+	for _, sb := range s.sortedSandboxes() {
+		sb := sb
+		evs = append(evs, engine.Event{Type: engine.EvSandboxStatus, Sandbox: &sb})
+	}
+	for _, name := range s.notebookOrder {
+		nb := s.notebooks[name]
+		ne := &engine.NotebookEvent{Name: nb.Name, Path: nb.Path, KernelID: nb.KernelID}
+		for _, c := range nb.Cells {
+			snap := engine.CellSnapshot{ID: c.ID, Type: c.Type, Source: c.Source, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
+			for _, o := range c.Outputs {
+				snap.Outputs = append(snap.Outputs, o.OutputSnapshot)
+			}
+			ne.Cells = append(ne.Cells, snap)
+		}
+		evs = append(evs, engine.Event{Time: nb.Changed, Type: engine.EvNotebookOpened, Notebook: ne})
+	}
+	for _, r := range s.calls {
+		c := r.CallEvent
+		typ := engine.EvCallStarted
+		t := c.Started
+		switch c.Status {
+		case engine.CallHeld:
+			typ = engine.EvCallHeld
+		case engine.CallRunning:
+		default:
+			typ = engine.EvCallFinished
+			t = r.Finished
+		}
+		evs = append(evs, engine.Event{Time: t, Type: typ, Call: &c})
+	}
+	for _, x := range s.execs {
+		start := x.ExecEvent
+		start.Output, start.Status, start.Elapsed = nil, "", 0
+		evs = append(evs, engine.Event{Time: x.Started, Type: engine.EvExecStarted, Exec: &start})
+		if lines := x.Tail(maxExecTailLines); len(lines) > 0 {
+			text := strings.Join(lines, "\n")
+			if x.partial == "" {
+				text += "\n"
+			}
+			out := engine.ExecEvent{ID: x.ID, Output: &engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: text}}
+			evs = append(evs, engine.Event{Time: x.Started, Type: engine.EvExecOutput, Exec: &out})
+		}
+		if !x.Running() {
+			fin := engine.ExecEvent{ID: x.ID, Status: x.Status, Elapsed: x.Elapsed}
+			evs = append(evs, engine.Event{Time: x.Finished, Type: engine.EvExecFinished, Exec: &fin})
+		}
+	}
+	if s.Missed > 0 {
+		evs = append(evs, engine.Event{Type: engine.EvMissed, Missed: s.Missed})
+	}
+	return evs
+}
+
+// prettyJSON indents raw JSON for display; invalid JSON is returned as is.
+func prettyJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
