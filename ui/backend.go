@@ -40,6 +40,7 @@ type HeaderInfo struct {
 	Token      string `json:"token,omitempty"`      // bearer token: shown masked, copied on request
 	JupyterURL string `json:"jupyterURL,omitempty"` // Jupyter server base URL (no token)
 	Mode       string `json:"mode,omitempty"`       // workbench, stdio, streamable-http, attach, replay
+	Version    string `json:"version,omitempty"`    // the server's version
 }
 
 // MaskToken shows the first four characters of a secret and hides the rest.

@@ -143,9 +143,6 @@ func (p callsPane) handleKey(m Model, msg tea.KeyMsg) (Model, tea.Cmd) {
 		return m, m.calls.input.Focus()
 	case key.Matches(msg, k.ClearFilter):
 		m.calls.setFilter(&m, "")
-	case key.Matches(msg, k.Toggle):
-		// Enter on a call moves to its detail.
-		m.focus = FocusDetail
 	}
 	return m, nil
 }

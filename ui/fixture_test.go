@@ -244,7 +244,7 @@ func scenario(t testing.TB) []engine.Event {
 			Cells: []engine.CellSnapshot{{ID: "c9d0e1f2", Type: "code", Source: "df.plot(kind='bar')", ExecutionCount: ip(2), Outputs: cells[2].Outputs}}}}),
 		finish(5, 0.12, engine.CallEvent{ID: "c3", Session: "sess-7f3a", Tool: "overwrite_cell_source", Status: engine.CallOK, Text: "Cell 2 overwritten", CellID: "c9d0e1f2", Notebook: "sales", SchemaOK: &ok,
 			Structured: raw(t, map[string]any{"kind": "message", "result": "Cell 2 overwritten", "diff": "-df.plot()\n+df.plot(kind='bar')"}),
-			Meta: raw(t, map[string]any{"io.jupyter-mcp/cell_id": "c9d0e1f2"})}),
+			Meta:       raw(t, map[string]any{"io.jupyter-mcp/cell_id": "c9d0e1f2"})}),
 		call(8, engine.EvCallStarted, engine.CallEvent{ID: "c4", Session: "sess-7f3a", Tool: "read_cell", Args: raw(t, map[string]any{"cell_index": 9}), Status: engine.CallRunning}),
 		finish(8, 0.003, engine.CallEvent{ID: "c4", Session: "sess-7f3a", Tool: "read_cell", Status: engine.CallError, IsError: true, Text: "Cell index 9 is out of range: the notebook has 3 cells (0-2).", SchemaOK: &ok}),
 		call(20, engine.EvCallStarted, engine.CallEvent{ID: "c5", Session: "sess-7f3a", Tool: "insert_execute_cell", Args: raw(t, map[string]any{"cell_index": -1, "cell_source": "for i in range(100):\n    print(i)\n    time.sleep(1)"}), Status: engine.CallRunning}),

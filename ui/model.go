@@ -180,7 +180,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.afterEvents(msg)
 	case feedClosedMsg:
 		m.closed = true
-		m.status, m.statusErr = "event stream ended", true
+		m.status, m.statusErr = "the event stream ended: the server stopped or the recording is over", true
 	case tickMsg:
 		m.clock = m.now()
 		cmd = tick()
@@ -414,6 +414,12 @@ func (m *Model) updateKeys() {
 	k.PrevNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.NextNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.CopyToken.SetEnabled(m.info.Token != "")
+	if ro, ok := m.backend.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
+		// A replay has no engine to act on: offer no action.
+		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny} {
+			b.SetEnabled(false)
+		}
+	}
 	if m.st.server.Paused {
 		k.Pause.SetHelp("p", "resume new calls")
 	} else {
@@ -468,7 +474,11 @@ func (m *Model) headerView() string {
 	s := m.styles
 	kv := func(k, v string) string { return s.HeaderKey.Render(k+" ") + s.HeaderValue.Render(v) }
 	sep := s.Muted.Render(" │ ")
-	parts := []string{s.HeaderTitle.Render("jupyter-mcp")}
+	title := "jupyter-mcp"
+	if m.info.Version != "" {
+		title += " " + m.info.Version
+	}
+	parts := []string{s.HeaderTitle.Render(title)}
 	if m.info.Endpoint != "" {
 		parts = append(parts, kv("mcp", m.info.Endpoint))
 	}
@@ -512,7 +522,7 @@ func (m *Model) headerView() string {
 		stats = append(stats, s.Warning.Render(fmt.Sprintf("missed %d events", m.st.Missed)))
 	}
 	if m.closed {
-		stats = append(stats, s.Error.Render("feed closed"))
+		stats = append(stats, s.Error.Render("stream ended"))
 	}
 	line2 := strings.Join(stats, sep)
 	return fit(line1, m.width) + "\n" + fit(line2, m.width)

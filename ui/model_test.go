@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -284,5 +285,36 @@ func TestResizeKeys(t *testing.T) {
 	for _, sz := range [][2]int{{40, 12}, {60, 15}, {200, 60}} {
 		m = send(m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
 		checkFrame(t, "small", m.View(), sz[0], sz[1])
+	}
+}
+
+func TestReplayDisablesActions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := dir + "/r.jsonl"
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecordWriter(f, nil)
+	for _, ev := range scenario(t) {
+		_ = rec.Write(ev)
+	}
+	f.Close()
+	b, err := Replay(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newTestModel(t, b, 80, 24, scenario(t))
+	for name, k := range map[string]bool{
+		"pause": m.keys.Pause.Enabled(), "approve": m.keys.Approve.Enabled(),
+		"interrupt": m.keys.Interrupt.Enabled(), "cancel": m.keys.Cancel.Enabled(),
+	} {
+		if k {
+			t.Errorf("%s is enabled on a replay", name)
+		}
+	}
+	if _, cmd := pressKey(m, "y"); cmd != nil {
+		t.Error("y on a replay should do nothing")
 	}
 }

@@ -59,6 +59,15 @@ type cellState struct {
 	OutputsOmitted int // outputs left out by the engine and by us
 }
 
+// snapshot turns the cell back into the engine's form.
+func (c *cellState) snapshot() engine.CellSnapshot {
+	snap := engine.CellSnapshot{ID: c.ID, Type: c.Type, Source: c.Source, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
+	for _, o := range c.Outputs {
+		snap.Outputs = append(snap.Outputs, o.OutputSnapshot)
+	}
+	return snap
+}
+
 // notebookState is a notebook in use, kept up to date from notebook events.
 type notebookState struct {
 	Name, Path, KernelID string
@@ -625,13 +634,15 @@ func (s *state) snapshot() []engine.Event {
 		nb := s.notebooks[name]
 		ne := &engine.NotebookEvent{Name: nb.Name, Path: nb.Path, KernelID: nb.KernelID}
 		for _, c := range nb.Cells {
-			snap := engine.CellSnapshot{ID: c.ID, Type: c.Type, Source: c.Source, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
-			for _, o := range c.Outputs {
-				snap.Outputs = append(snap.Outputs, o.OutputSnapshot)
-			}
-			ne.Cells = append(ne.Cells, snap)
+			ne.Cells = append(ne.Cells, c.snapshot())
 		}
 		evs = append(evs, engine.Event{Time: nb.Changed, Type: engine.EvNotebookOpened, Notebook: ne})
+		// Replay the last change too, so the attached workbench marks and
+		// shows the cell that changed last, as a live one does.
+		if at := nb.indexOf(nb.LastCellID); at >= 0 {
+			evs = append(evs, engine.Event{Time: nb.Changed, Type: engine.EvNotebookChanged, Notebook: &engine.NotebookEvent{
+				Name: nb.Name, Op: engine.OpEdit, Index: at, Cells: []engine.CellSnapshot{nb.Cells[at].snapshot()}}})
+		}
 	}
 	for _, r := range s.calls {
 		c := r.CallEvent

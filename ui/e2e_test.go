@@ -1,0 +1,138 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTmuxEndToEnd runs the workbench in a real terminal (a detached tmux
+// session on a private socket), plays the scenario into it, and drives it
+// with keys: it checks the screen, that actions reach the backend once, and
+// that quitting ends the program.
+func TestTmuxEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed: the end-to-end test needs it (apt-get install tmux)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "e2e")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/e2e").CombinedOutput(); err != nil {
+		t.Fatalf("build the e2e program: %v\n%s", err, out)
+	}
+	recording := filepath.Join(dir, "scenario.jsonl")
+	f, err := os.Create(recording)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecordWriter(f, nil)
+	for _, ev := range scenario(t) {
+		if err := rec.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	actions := filepath.Join(dir, "actions.log")
+
+	socket := fmt.Sprintf("ui-e2e-%d", os.Getpid())
+	tm := func(args ...string) (string, error) {
+		out, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	t.Cleanup(func() { _, _ = tm("kill-server") })
+	// TERM is set so the workbench draws the same in any CI environment.
+	cmd := fmt.Sprintf("env TERM=xterm-256color NO_COLOR=1 %s %s %s", bin, recording, actions)
+	if out, err := tm("new-session", "-d", "-s", "wb", "-x", "120", "-y", "36", cmd); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	screen := func() string {
+		out, _ := tm("capture-pane", "-t", "wb", "-p")
+		return out
+	}
+	waitScreen := func(what string) string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			s := screen()
+			if strings.Contains(s, what) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the screen never showed %q; it shows:\n%s", what, s)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	keys := func(ks ...string) {
+		t.Helper()
+		for _, k := range ks {
+			if out, err := tm("send-keys", "-t", "wb", k); err != nil {
+				t.Fatalf("send-keys %s: %v\n%s", k, err, out)
+			}
+			// Keys sent in one burst can arrive as one read; space them so
+			// each is its own key press.
+			time.Sleep(60 * time.Millisecond)
+		}
+	}
+	readActions := func() []string {
+		data, _ := os.ReadFile(actions)
+		return strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(data)), " ", "_"))
+	}
+	waitActions := func(n int) []string {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for len(readActions()) < n && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return readActions()
+	}
+
+	s := waitScreen("stream ended") // the whole recording has been played
+	for _, want := range []string{"delete_cell", "held", "e2e-…", "sales · 4 cells"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "e2e-secret-token") {
+		t.Fatal("the raw token is on screen")
+	}
+
+	// Allow the held call, then interrupt with a double press.
+	keys("y")
+	keys("i", "i")
+	got := waitActions(2)
+	if strings.Join(got, ",") != "decide_c6_true,interrupt_k-5e6f7a8b9c" {
+		t.Fatalf("actions %v", got)
+	}
+
+	// Filter the calls, then open and close help.
+	keys("/", "l", "i", "s", "t", "Enter")
+	waitScreen("/list 1 shown")
+	keys("?")
+	waitScreen("Keys (focus: calls")
+	keys("Escape")
+	waitScreen("Calls 6")
+
+	// Quit: the program ends and takes the tmux session with it.
+	keys("q")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := tm("has-session", "-t", "wb"); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the workbench did not quit on q; screen:\n%s", screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := readActions(); len(got) != 2 {
+		t.Errorf("actions after quitting %v, want the two from before", got)
+	}
+}

@@ -1,0 +1,269 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// fakeEngine records the actions the feed server passes on.
+type fakeEngine struct {
+	mu       sync.Mutex
+	actions  []string
+	attached int
+}
+
+func (f *fakeEngine) record(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.actions = append(f.actions, s)
+}
+
+func (f *fakeEngine) InterruptKernel(_ context.Context, id string) error {
+	f.record("interrupt " + id)
+	return nil
+}
+func (f *fakeEngine) CancelCall(id string) error {
+	f.record("cancel " + id)
+	if id == "gone" {
+		return errors.New("no call gone")
+	}
+	return nil
+}
+func (f *fakeEngine) SetPaused(p bool) {
+	if p {
+		f.record("pause")
+	} else {
+		f.record("resume")
+	}
+}
+func (f *fakeEngine) Decide(id string, allow bool) error {
+	if allow {
+		f.record("allow " + id)
+	} else {
+		f.record("deny " + id)
+	}
+	return nil
+}
+func (f *fakeEngine) AttachUI() func() {
+	f.mu.Lock()
+	f.attached++
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		f.attached--
+		f.mu.Unlock()
+	}
+}
+
+func (f *fakeEngine) attachedNow() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.attached
+}
+
+// next reads one event or fails after a while.
+func next(t *testing.T, events <-chan engine.Event) engine.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-events:
+		if !ok {
+			t.Fatal("event stream closed")
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event within 5s")
+	}
+	return engine.Event{}
+}
+
+// waitFor polls cond for up to 5 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestFeedRoundTrip(t *testing.T) {
+	t.Parallel()
+	bus := engine.NewBus()
+	sub := bus.Subscribe(1024)
+	eng := &fakeEngine{}
+	info := HeaderInfo{Endpoint: "http://127.0.0.1:4040/mcp", Token: "tok-0123456789abcdef", Mode: "stdio"}
+	feed := newFeed(sub.C(), sub.Close, eng, info, "feed-secret")
+	defer feed.Close()
+	srv := httptest.NewServer(feed)
+	defer srv.Close()
+
+	// What happened before the workbench attached arrives as a snapshot.
+	evs := scenario(t)
+	for _, ev := range evs {
+		bus.Publish(ev)
+	}
+	waitFor(t, "the feed to apply the scenario", func() bool {
+		feed.mu.Lock()
+		defer feed.mu.Unlock()
+		return feed.st.Applied == uint64(len(evs))
+	})
+
+	ctx := context.Background()
+	if _, err := Dial(ctx, srv.URL, "wrong"); err == nil || !strings.Contains(err.Error(), "refused the token") {
+		t.Fatalf("a wrong token: %v", err)
+	}
+	b, err := Dial(ctx, srv.URL, "feed-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Info(); got.Token != info.Token || got.Endpoint != info.Endpoint || got.Mode != "attached to stdio" {
+		t.Fatalf("info %+v", got)
+	}
+	events, stop := b.Subscribe()
+	waitFor(t, "the workbench to be attached", func() bool { return eng.attachedNow() == 1 })
+
+	// Rebuild the state from the snapshot and compare with the source.
+	want := newState(true)
+	for _, ev := range evs {
+		want.apply(ev)
+	}
+	got := newState(true)
+	for range want.snapshot() {
+		got.apply(next(t, events))
+	}
+	if len(got.calls) != 6 || got.call("c6").Status != engine.CallHeld || got.call("c2").Tool != "list_files" {
+		t.Fatalf("calls after snapshot: %v", toolsOf(got.calls))
+	}
+	nb := got.notebooks["sales"]
+	if nb == nil || len(nb.Cells) != 4 || nb.Cells[2].Outputs[0].img == nil {
+		t.Fatalf("notebook after snapshot: %+v", nb)
+	}
+	if x := got.execIndex["x1"]; x == nil || !x.Running() || x.Tail(1)[0] != "7" {
+		t.Fatalf("execution after snapshot: %+v", x)
+	}
+	if got.server.Paused || got.server.ApprovalMode != "destructive" || len(got.sessions) != 1 {
+		t.Fatalf("server state after snapshot: %+v sessions %v", got.server, got.sessions)
+	}
+
+	// Then live events, in order.
+	bus.Publish(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c7", Tool: "list_kernels", Status: engine.CallRunning}})
+	if ev := next(t, events); ev.Type != engine.EvCallStarted || ev.Call.ID != "c7" || ev.Seq == 0 {
+		t.Fatalf("live event %+v", ev)
+	}
+
+	// Actions reach the engine and their errors come back.
+	if err := b.InterruptKernel(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CancelCall("c5"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CancelCall("gone"); err == nil || err.Error() != "no call gone" {
+		t.Fatalf("cancel of an unknown call: %v", err)
+	}
+	if err := b.SetPaused(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Decide("c6", false); err != nil {
+		t.Fatal(err)
+	}
+	eng.mu.Lock()
+	acts := append([]string(nil), eng.actions...)
+	eng.mu.Unlock()
+	wantActs := []string{"interrupt k1", "cancel c5", "cancel gone", "pause", "deny c6"}
+	if len(acts) != len(wantActs) {
+		t.Fatalf("actions %v, want %v", acts, wantActs)
+	}
+	for i := range acts {
+		if acts[i] != wantActs[i] {
+			t.Fatalf("actions %v, want %v", acts, wantActs)
+		}
+	}
+
+	// Detaching ends the attachment; the server notices.
+	stop()
+	waitFor(t, "the workbench to detach", func() bool { return eng.attachedNow() == 0 })
+}
+
+func TestFeedCloseEndsRemoteStream(t *testing.T) {
+	t.Parallel()
+	bus := engine.NewBus()
+	sub := bus.Subscribe(16)
+	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, "")
+	srv := httptest.NewServer(feed)
+	defer srv.Close()
+	b := Remote("ws"+srv.URL[len("http"):], "")
+	if f, ok := b.(interface{ Err() error }); ok {
+		t.Fatal(f.Err())
+	}
+	events, stop := b.Subscribe()
+	defer stop()
+	feed.Close()
+	select {
+	case _, ok := <-events:
+		for ok {
+			_, ok = <-events
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream did not end when the feed closed")
+	}
+	if err := b.CancelCall("c1"); err == nil {
+		t.Fatal("an action on a closed feed should fail")
+	}
+}
+
+func TestFeedOverUnixSocket(t *testing.T) {
+	t.Parallel()
+	sock := filepath.Join(t.TempDir(), "feed.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := engine.NewBus()
+	sub := bus.Subscribe(16)
+	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, "")
+	defer feed.Close()
+	srv := &http.Server{Handler: feed}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	b, err := Dial(context.Background(), "unix:"+sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, stop := b.Subscribe()
+	defer stop()
+	waitFor(t, "the client to register", func() bool {
+		feed.mu.Lock()
+		defer feed.mu.Unlock()
+		return len(feed.clients) == 1
+	})
+	bus.Publish(engine.Event{Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k1", State: "busy"}})
+	if ev := next(t, events); ev.Kernel == nil || ev.Kernel.State != "busy" {
+		t.Fatalf("event %+v", ev)
+	}
+}
+
+func TestRemoteUnreachable(t *testing.T) {
+	t.Parallel()
+	b := Remote("unix:"+filepath.Join(t.TempDir(), "none.sock"), "")
+	f, ok := b.(interface{ Err() error })
+	if !ok || f.Err() == nil {
+		t.Fatal("attaching to nothing should fail")
+	}
+	if err := Run(context.Background(), b, RunOptions{}); err == nil || err != f.Err() {
+		t.Fatalf("Run returned %v, want the attach error", err)
+	}
+}

@@ -1,0 +1,122 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// TestSnapshotRebuildsScreen checks that a workbench attaching late (fed the
+// snapshot) draws the same screen as one that saw every event.
+func TestSnapshotRebuildsScreen(t *testing.T) {
+	t.Parallel()
+	evs := scenario(t)
+	src := newState(false)
+	for _, ev := range evs {
+		src.apply(ev)
+	}
+	live := newTestModel(t, newFakeBackend(), 140, 40, evs)
+	late := newTestModel(t, newFakeBackend(), 140, 40, src.snapshot())
+	if a, b := live.View(), late.View(); a != b {
+		t.Errorf("screens differ:\n--- live:\n%s\n--- from snapshot:\n%s", a, b)
+	}
+}
+
+func cellIDs(nb *notebookState) string {
+	var ids []string
+	for _, c := range nb.Cells {
+		ids = append(ids, c.ID)
+	}
+	return strings.Join(ids, ",")
+}
+
+func TestNotebookOps(t *testing.T) {
+	t.Parallel()
+	cell := func(id string) engine.CellSnapshot {
+		return engine.CellSnapshot{ID: id, Type: "code", Source: "src " + id}
+	}
+	nbev := func(typ engine.EventType, ne engine.NotebookEvent) engine.Event {
+		ne.Name = "nb"
+		return engine.Event{Type: typ, Notebook: &ne}
+	}
+	tests := []struct {
+		name string
+		ev   engine.Event
+		want string
+	}{
+		{"insert in the middle", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpInsert, Index: 1, Cells: []engine.CellSnapshot{cell("n")}}), "a,n,b,c"},
+		{"append", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpInsert, Index: 3, Cells: []engine.CellSnapshot{cell("n")}}), "a,b,c,n"},
+		{"delete by ids", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpDelete, Index: 0, CellIDs: []string{"a", "c"}}), "b"},
+		{"move down", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpMove, From: 0, Index: 2, Cells: []engine.CellSnapshot{cell("a")}}), "b,c,a"},
+		{"move up", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpMove, From: 2, Index: 0, Cells: []engine.CellSnapshot{cell("c")}}), "c,a,b"},
+		{"edit by id", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpEdit, Index: 0, Cells: []engine.CellSnapshot{{ID: "b", Source: "new"}}}), "a,b,c"},
+		{"reload", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpReload, Cells: []engine.CellSnapshot{cell("x")}}), "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newState(true)
+			s.apply(nbev(engine.EvNotebookOpened, engine.NotebookEvent{Path: "nb.ipynb", Cells: []engine.CellSnapshot{cell("a"), cell("b"), cell("c")}}))
+			s.apply(tt.ev)
+			nb := s.notebooks["nb"]
+			if got := cellIDs(nb); got != tt.want {
+				t.Fatalf("cells %s, want %s", got, tt.want)
+			}
+			if tt.name == "edit by id" && nb.Cells[1].Source != "new" {
+				t.Fatalf("edited source %q", nb.Cells[1].Source)
+			}
+		})
+	}
+	s := newState(true)
+	s.apply(nbev(engine.EvNotebookOpened, engine.NotebookEvent{Cells: []engine.CellSnapshot{cell("a")}}))
+	s.apply(nbev(engine.EvNotebookClosed, engine.NotebookEvent{}))
+	if len(s.notebooks) != 0 || len(s.notebookOrder) != 0 {
+		t.Fatal("a closed notebook is still listed")
+	}
+}
+
+func TestCallMerging(t *testing.T) {
+	t.Parallel()
+	s := newState(true)
+	s.apply(engine.Event{Type: engine.EvCallStarted, Time: t0, Call: &engine.CallEvent{ID: "c", Tool: "execute_cell", Session: "s", Status: engine.CallRunning, Started: t0}})
+	s.apply(engine.Event{Type: engine.EvCallProgress, Call: &engine.CallEvent{ID: "c", Progress: "12s of 300s, 3 outputs"}})
+	// A finished event without a status is decided from isError.
+	s.apply(engine.Event{Type: engine.EvCallFinished, Time: t0.Add(2e9), Call: &engine.CallEvent{ID: "c", IsError: true, Duration: 2e9}})
+	c := s.call("c")
+	if c.Tool != "execute_cell" || c.Session != "s" || c.Status != engine.CallError || c.Progress == "" || c.Duration != 2e9 {
+		t.Fatalf("merged call %+v", c.CallEvent)
+	}
+	for i := 0; i < maxCalls+10; i++ {
+		id := "x" + itoa(i)
+		s.apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Status: engine.CallOK}})
+	}
+	if len(s.calls) != maxCalls || s.CallsDropped != 11 || s.call("c") != nil {
+		t.Fatalf("kept %d, dropped %d", len(s.calls), s.CallsDropped)
+	}
+	// Active calls outlive finished ones when the timeline is trimmed.
+	s.apply(engine.Event{Type: engine.EvCallHeld, Call: &engine.CallEvent{ID: "held", Status: engine.CallHeld}})
+	for i := 0; i < maxCalls; i++ {
+		s.apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "y" + itoa(i), Status: engine.CallOK}})
+	}
+	if s.call("held") == nil {
+		t.Fatal("a held call was dropped before finished ones")
+	}
+}
+
+func TestExecTailSplitsLines(t *testing.T) {
+	t.Parallel()
+	x := &execRecord{}
+	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: "abc"})
+	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: "def\nghi\n"})
+	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: "partial"})
+	if got := strings.Join(x.Tail(10), "|"); got != "abcdef|ghi|partial" {
+		t.Fatalf("tail %q", got)
+	}
+	// One output of many lines keeps only the tail and counts the rest.
+	x = &execRecord{}
+	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: strings.Repeat("l\n", 10_000)})
+	if len(x.tail) > maxExecTailLines+1 || len(x.tail)+x.LinesDropped != 10_000 {
+		t.Fatalf("kept %d, dropped %d", len(x.tail), x.LinesDropped)
+	}
+}
