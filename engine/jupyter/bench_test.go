@@ -22,6 +22,9 @@ type zmqDriver struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Scanner
+	// stderr is written by exec's copying goroutine until the process
+	// exits; read it only after Wait or when the driver is known dead.
+	stderr *strings.Builder
 }
 
 func startZMQDriver(tb testing.TB, python, connFile, mode string) *zmqDriver {
@@ -40,12 +43,14 @@ func startZMQDriver(tb testing.TB, python, connFile, mode string) *zmqDriver {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	d := &zmqDriver{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	d := &zmqDriver{cmd: cmd, in: in, out: bufio.NewScanner(out), stderr: &stderr}
 	tb.Cleanup(func() {
 		in.Close()
 		_ = cmd.Wait()
 	})
 	if !d.out.Scan() || d.out.Text() != "ready" {
+		in.Close()
+		_ = cmd.Wait()
 		tb.Fatalf("zmq driver did not start: %q %s", d.out.Text(), stderr.String())
 	}
 	return d
@@ -56,7 +61,8 @@ func (d *zmqDriver) round(tb testing.TB) time.Duration {
 		tb.Fatal(err)
 	}
 	if !d.out.Scan() {
-		tb.Fatalf("zmq driver died: %v", d.out.Err())
+		_ = d.cmd.Wait()
+		tb.Fatalf("zmq driver died: %v\n%s", d.out.Err(), d.stderr.String())
 	}
 	us, err := strconv.Atoi(d.out.Text())
 	if err != nil {
@@ -130,30 +136,39 @@ func report(b *testing.B, nameA string, a []time.Duration, nameB string, bb []ti
 		len(a), nameA, ms(a50), ms(a95), nameB, ms(b50), ms(b95), float64(a50)/float64(b50))
 }
 
-// BenchmarkNagle shows what TCP_QUICKACK and TCP_NODELAY buy: our channel
-// against a stock server (no nodelay patch) with QUICKACK off, alternating
-// with the tuned path on the shared server.
+// BenchmarkNagle shows what TCP_QUICKACK and TCP_NODELAY buy, alternating
+// three paths: the tuned one (QUICKACK client, patched server), a stock
+// server (no nodelay patch) with our QUICKACK client, as with --jupyter-url,
+// and the stock server with a naive client (neither).
 func BenchmarkNagle(b *testing.B) {
 	srv := jupytertest.Shared(b)
 	tuned := jupytertest.Connect(b, srv.Client(), srv.StartKernel(b).ID)
 
-	restore := jupyter.SetNaiveForTest(true)
+	restore := jupyter.SetNaiveForTest(false, true)
 	stock := jupytertest.Start(b)
-	naive := jupytertest.Connect(b, stock.Client(), stock.StartKernel(b).ID)
 	restore()
 	if strings.Contains(stock.Managed.LastOutput(), "TCP_NODELAY") {
 		b.Fatal("the stock server was patched")
 	}
+	k := stock.StartKernel(b)
+	quickack := jupytertest.Connect(b, stock.Client(), k.ID)
+	restore = jupyter.SetNaiveForTest(true, true)
+	naive := jupytertest.Connect(b, stock.Client(), k.ID)
+	restore()
+
 	for i := 0; i < 3; i++ {
 		goRound(b, tuned)
+		goRound(b, quickack)
 		goRound(b, naive)
 	}
-	var t, n []time.Duration
+	var t, q, n []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t = append(t, goRound(b, tuned))
+		q = append(q, goRound(b, quickack))
 		n = append(n, goRound(b, naive))
 	}
 	b.StopTimer()
 	report(b, "tuned", t, "naive", n)
+	report(b, "stockserver-quickack", q, "naive", n)
 }

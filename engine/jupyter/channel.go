@@ -87,6 +87,9 @@ type KernelConn struct {
 	onState  []func(string)
 	closed   bool
 	readerWG sync.WaitGroup
+	// reconnecting is set while the reader redials; Execute then fails
+	// fast instead of dialing a second socket that would race it.
+	reconnecting bool
 
 	// ctx is cancelled by Close; it bounds reconnect attempts and frees
 	// run pumps nobody reads from.
@@ -121,7 +124,15 @@ func (c *Client) ConnectKernel(ctx context.Context, kernelID string) (*KernelCon
 	k.mu.Unlock()
 	k.readerWG.Add(1)
 	go k.readLoop(conn)
+	k.nudge(conn)
 	return k, nil
+}
+
+// nudge sends a kernel_info_request whose busy/idle statuses bring State up
+// to date: the REST execution_state of a fresh kernel says "starting" long
+// after it is idle, and no status arrives until something runs.
+func (k *KernelConn) nudge(conn *websocket.Conn) {
+	_ = k.send(conn, "shell", k.newHeader("kernel_info_request"), Header{}, []byte("{}"))
 }
 
 // dial opens one websocket to the kernel's channels endpoint.
@@ -204,11 +215,19 @@ func (k *KernelConn) OnState(f func(state string)) {
 	k.onState = append(k.onState, f)
 }
 
-// setState records state and tells the listeners, outside the lock so that
-// a listener may call State.
+// setState records state and tells the listeners.
 func (k *KernelConn) setState(state string) {
 	k.mu.Lock()
 	k.state = state
+	k.mu.Unlock()
+	k.notify(state)
+}
+
+// notify tells the listeners, outside the lock so that a listener may call
+// State. "connected" goes only to listeners: it is not an execution state,
+// and the kernel_info nudge that follows it brings the real one.
+func (k *KernelConn) notify(state string) {
+	k.mu.Lock()
 	fs := slices.Clone(k.onState)
 	k.mu.Unlock()
 	for _, f := range fs {
@@ -242,6 +261,10 @@ func (k *KernelConn) Execute(ctx context.Context, req ExecuteRequest) (*Run, err
 		return nil, ErrDisconnected
 	}
 	conn := k.conn
+	if conn == nil && k.reconnecting {
+		k.mu.Unlock()
+		return nil, fmt.Errorf("%w: reconnecting to kernel %s, try again shortly", ErrDisconnected, k.kernelID)
+	}
 	// The run is registered before the request leaves so that a reply
 	// racing the write still finds it.
 	k.runs[h.MsgID] = r
@@ -408,7 +431,13 @@ func (k *KernelConn) lost(old *websocket.Conn) *websocket.Conn {
 		return nil
 	}
 	k.conn = nil
+	k.reconnecting = true
 	k.mu.Unlock()
+	defer func() {
+		k.mu.Lock()
+		k.reconnecting = false
+		k.mu.Unlock()
+	}()
 	k.failAll(ErrDisconnected)
 	k.setState("disconnected")
 
@@ -461,7 +490,8 @@ func (k *KernelConn) adopt(conn *websocket.Conn) bool {
 	k.conn = conn
 	k.proto = conn.Subprotocol()
 	k.mu.Unlock()
-	k.setState("connected")
+	k.notify("connected")
+	k.nudge(conn)
 	return true
 }
 
@@ -490,7 +520,8 @@ func (k *KernelConn) reconnectNow(ctx context.Context) (*websocket.Conn, error) 
 	k.readerWG.Add(1)
 	k.mu.Unlock()
 	go k.readLoop(conn)
-	k.setState("connected")
+	k.notify("connected")
+	k.nudge(conn)
 	return conn, nil
 }
 

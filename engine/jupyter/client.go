@@ -507,14 +507,25 @@ func (c *Client) do(ctx context.Context, method, apiPath string, q url.Values, b
 func (c *Client) transportError(method, apiPath string, err error) error {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("%w: the Jupyter server is not reachable at %s (connection refused; is it running?)", ErrUnreachable, c.BaseURL())
+		return &unreachableError{fmt.Sprintf("the Jupyter server is not reachable at %s (connection refused; is it running?)", c.BaseURL()), err}
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w: the Jupyter server at %s did not answer %s %s in time: %v", ErrUnreachable, c.BaseURL(), method, apiPath, err)
+		return &unreachableError{fmt.Sprintf("the Jupyter server at %s did not answer %s %s in time: %v", c.BaseURL(), method, apiPath, err), err}
 	case errors.Is(err, context.Canceled):
 		return err
 	}
-	return fmt.Errorf("%w: the Jupyter server is not reachable at %s (%s %s): %v", ErrUnreachable, c.BaseURL(), method, apiPath, err)
+	return &unreachableError{fmt.Sprintf("the Jupyter server is not reachable at %s (%s %s): %v", c.BaseURL(), method, apiPath, err), err}
 }
+
+// unreachableError is ErrUnreachable with a message that names the server;
+// it unwraps to the network error underneath.
+type unreachableError struct {
+	msg string
+	err error
+}
+
+func (e *unreachableError) Error() string        { return e.msg }
+func (e *unreachableError) Unwrap() error        { return e.err }
+func (e *unreachableError) Is(target error) bool { return target == ErrUnreachable }
 
 // errorMessage pulls the message (or reason) out of a Jupyter JSON error
 // body, falling back to the start of the body when it is not JSON (a proxy

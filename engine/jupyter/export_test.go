@@ -11,12 +11,12 @@ func (k *KernelConn) DropConnForTest() {
 	}
 }
 
-// SetNaiveForTest makes new kernel channels skip TCP_QUICKACK and new
-// managed servers skip the TCP_NODELAY patch, as a stock server with a
+// SetNaiveForTest makes new kernel channels skip TCP_QUICKACK (sockets)
+// and new managed servers skip (server) the TCP_NODELAY patch, as a stock server with a
 // naive client would; it returns a func that restores the tuned defaults.
 // Only benchmarks use it, and never in parallel with other tests.
-func SetNaiveForTest(naive bool) (restore func()) {
+func SetNaiveForTest(sockets, server bool) (restore func()) {
 	oldSock, oldServer := naiveSockets, plainServer
-	naiveSockets, plainServer = naive, naive
+	naiveSockets, plainServer = sockets, server
 	return func() { naiveSockets, plainServer = oldSock, oldServer }
 }

@@ -58,7 +58,10 @@ func execute(t *testing.T, kc *jupyter.KernelConn, code string, timeout time.Dur
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	run, err := kc.Execute(ctx, jupyter.ExecuteRequest{Code: code, StopOnError: true})
+	// StopOnError stays false: with it, ipykernel aborts requests that
+	// reach it just after an error (status "aborted"), and subtests run
+	// back to back after one that raises.
+	run, err := kc.Execute(ctx, jupyter.ExecuteRequest{Code: code})
 	if err != nil {
 		t.Fatalf("execute %q: %v", code, err)
 	}
@@ -454,6 +457,15 @@ func TestReconnectAfterDrop(t *testing.T) {
 func TestStateTracking(t *testing.T) {
 	t.Parallel()
 	_, _, kc := newKernel(t, jupyter.Options{})
+	// The connect-time kernel_info nudge makes a fresh kernel report idle
+	// without running anything.
+	deadline := time.Now().Add(20 * time.Second)
+	for kc.State() != "idle" {
+		if time.Now().After(deadline) {
+			t.Fatalf("State %q after connecting, want idle", kc.State())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	var mu sync.Mutex
 	var states []string
 	kc.OnState(func(s string) {

@@ -42,6 +42,7 @@ func TestWrongTokenIsExplained(t *testing.T) {
 		t.Fatalf("status %d", ae.Status)
 	}
 	msg := err.Error()
+	t.Log(msg)
 	for _, want := range []string{"the Jupyter server at " + srv.URL + " refused the token (" + strconv.Itoa(ae.Status) + ")", "GET api/status"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q does not say %q", msg, want)
@@ -73,6 +74,7 @@ func TestUnreachableServer(t *testing.T) {
 	if !errors.Is(err, jupyter.ErrUnreachable) {
 		t.Fatalf("error %v, want ErrUnreachable", err)
 	}
+	t.Log(err)
 	if want := "not reachable at http://" + addr + "/user/bob/"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("message %q does not say %q", err, want)
 	}

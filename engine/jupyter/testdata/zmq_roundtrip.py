@@ -49,11 +49,25 @@ def raw_rounds(conn_file):
     iopub = ctx.socket(zmq.SUB)
     iopub.setsockopt(zmq.SUBSCRIBE, b"")
     iopub.connect(url + str(info["iopub_port"]))
-    time.sleep(0.5)  # let the SUB subscription reach the kernel
 
-    def recv(sock):
+    def recv(sock, timeout_ms=30000):
+        if not sock.poll(timeout_ms):
+            raise TimeoutError("no message from the kernel in %d ms" % timeout_ms)
         _, parts = session.feed_identities(sock.recv_multipart())
         return session.deserialize(parts)
+
+    # A SUB socket misses what is published before its subscription
+    # reaches the kernel: ask for kernel_info until iopub answers.
+    for _ in range(100):
+        session.send(shell, "kernel_info_request", {})
+        recv(shell)
+        try:
+            recv(iopub, 200)
+            break
+        except TimeoutError:
+            continue
+    while iopub.poll(100):
+        iopub.recv_multipart()
 
     def one():
         msg = session.send(shell, "execute_request", {
