@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -43,6 +42,7 @@ func newOptions() []*option {
 		{group: "Jupyter", name: "jupyter-token", env: "JUPYTER_TOKEN", def: "", help: "token of the Jupyter server"},
 		{group: "Jupyter", name: "root-dir", env: "JUPYTER_ROOT_DIR", def: "", help: "root directory of the managed Jupyter server (default: the working directory)"},
 		{group: "Jupyter", name: "start-new-code-sandbox", env: "START_NEW_CODE_SANDBOX", def: "false", help: "accepted for compatibility with the reference's client config; sandboxes are launched with launch_sandbox"},
+		{group: "Jupyter", name: "sandbox-variant", env: "SANDBOX_VARIANT", def: "", help: "default variant of launch_sandbox (eval or jupyter-server here; empty or jupyter-server: eval, as the reference does)"},
 		{group: "Execution", name: "timeout", env: "EXECUTION_TIMEOUT", def: "300", help: "default execution timeout in seconds (a tool's timeout of 0 means this)"},
 		{group: "Execution", name: "max-timeout", env: "MAX_EXECUTION_TIMEOUT", def: "3600", help: "upper bound in seconds on any execution timeout"},
 		{group: "Execution", name: "images", env: "OUTPUT_IMAGES", def: "true", help: "return image/png and image/jpeg outputs as image content"},
@@ -123,11 +123,14 @@ var (
 
 func printUsage(w io.Writer, opts []*option) {
 	fmt.Fprint(w, usageHead)
+	nameW, envW := 0, 0
+	for _, o := range opts {
+		nameW = max(nameW, len(o.name)+2)
+		envW = max(envW, len(o.env))
+	}
 	group := ""
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, o := range opts {
 		if o.group != group {
-			tw.Flush()
 			group = o.group
 			fmt.Fprintf(w, "\n%s:\n", group)
 		}
@@ -135,11 +138,10 @@ func printUsage(w io.Writer, opts []*option) {
 		if def == "" {
 			def = `""`
 		}
-		fmt.Fprintf(tw, "  --%s\t%s\tdefault %s\n", o.name, o.env, def)
-		fmt.Fprintf(tw, "  \t%s\t\n", o.help)
+		fmt.Fprintf(w, "  %-*s  %-*s  default %s\n", nameW, "--"+o.name, envW, o.env, def)
+		fmt.Fprintf(w, "      %s\n", o.help)
 	}
-	tw.Flush()
-	fmt.Fprintf(w, "\n  --version\t\tprint the version\n  --help\t\tthis help\n")
+	fmt.Fprintf(w, "\nOther:\n  --version  print the version\n  --help     this help\n")
 }
 
 func (c *config) get(name string) *option {

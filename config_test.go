@@ -83,7 +83,7 @@ func TestHelpListsEveryFlagWithEnvAndDefault(t *testing.T) {
 	for _, o := range newOptions() {
 		line := ""
 		for _, l := range strings.Split(out.String(), "\n") {
-			if strings.Contains(l, "--"+o.name+" ") {
+			if strings.HasPrefix(l, "  --"+o.name+" ") {
 				line = l
 			}
 		}

@@ -67,6 +67,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		DefaultTimeout: cfg.seconds("timeout"),
 		MaxTimeout:     cfg.seconds("max-timeout"),
 		Capabilities:   capabilities(cfg),
+		SandboxVariant: cfg.str("sandbox-variant"),
 		Logger:         logger,
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
 // BenchmarkRoundTrip compares execute_code("1+1") through the engine with
@@ -42,17 +43,23 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 		}
 	})
+	// read_cell on a 2,000-cell notebook, from parallel readers.
+	nb := notebook.New()
+	for range 2000 {
+		nb.Cells = append(nb.Cells, nb.NewCell(notebook.Code, "x = 1"))
+	}
+	data, err := nb.Marshal()
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := srv.Subdir(b) + "/bench.ipynb"
+	if _, err := srv.Client().SaveNotebook(ctx, path, data); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.UseNotebook(ctx, "s", "nb", path, "connect", k.ID); err != nil {
+		b.Fatal(err)
+	}
 	b.Run("read_cell", func(b *testing.B) {
-		dir := srv.Subdir(b)
-		if _, err := e.UseNotebook(ctx, "s", "nb", dir+"/bench.ipynb", "create", k.ID); err != nil {
-			b.Fatal(err)
-		}
-		for range 2000 {
-			if _, _, err := e.InsertCell(ctx, "s", "", -1, "code", "x = 1"); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			i := 0
 			for pb.Next() {

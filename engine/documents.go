@@ -192,7 +192,44 @@ func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mo
 	if err != nil {
 		return nil, time.Time{}, Userf("%q is not a valid notebook: %v", p, err)
 	}
-	return nb, m.LastModified, nil
+	lastModified := m.LastModified
+	if idsUpgraded(m.Content, nb) {
+		// The cells got ids on loading (nbformat < 4.5, or missing or
+		// duplicate ids). Saving them now keeps them stable: ids exist only
+		// in memory otherwise, and a reload after someone else's edit
+		// would hand out new ones, breaking every id the agent holds.
+		data, err := nb.Marshal()
+		if err == nil {
+			var saved *jupyter.Model
+			if saved, err = client.SaveNotebook(context.WithoutCancel(ctx), p, data); err == nil {
+				lastModified = saved.LastModified
+			}
+		}
+		if err != nil {
+			e.log.Warn("saving the cell ids given to a notebook on loading", "path", p, "err", err)
+		}
+	}
+	return nb, lastModified, nil
+}
+
+// idsUpgraded reports whether parsing gave cells ids other than those in
+// the file (or raised the format to 4.5).
+func idsUpgraded(raw []byte, nb *notebook.Notebook) bool {
+	var file struct {
+		Minor int `json:"nbformat_minor"`
+		Cells []struct {
+			ID string `json:"id"`
+		} `json:"cells"`
+	}
+	if json.Unmarshal(raw, &file) != nil || file.Minor != nb.NBFormatMinor || len(file.Cells) != len(nb.Cells) {
+		return true
+	}
+	for i, c := range file.Cells {
+		if c.ID != nb.Cells[i].ID {
+			return true
+		}
+	}
+	return false
 }
 
 // UnuseNotebook releases the notebook (its channel; the kernel stays) and

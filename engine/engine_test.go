@@ -206,6 +206,7 @@ func TestJupyter(t *testing.T) {
 	}
 	run("UseNotebook", testUseNotebook)
 	run("CellOps", testCellOps)
+	run("UpgradeIDs", testUpgradeIDs)
 	run("BadInputsLeaveFileUnchanged", testBadInputs)
 	run("ExternalEdit", testExternalEdit)
 	run("ConcurrentInserts", testConcurrentInserts)
@@ -833,5 +834,31 @@ func testEvents(t *testing.T, f *fixture) {
 		if got[i] != want[i] {
 			t.Fatalf("events %v, want %v", got, want)
 		}
+	}
+}
+
+func testUpgradeIDs(t *testing.T, f *fixture) {
+	// An nbformat 4.4 notebook has no cell ids: they are given on loading
+	// and saved at once, so that they survive a reload.
+	old := `{"nbformat": 4, "nbformat_minor": 4, "metadata": {"custom": {"keep": true}},
+ "cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# old"]},
+           {"cell_type": "code", "metadata": {}, "execution_count": null, "outputs": [], "source": "1"}]}`
+	if err := os.WriteFile(f.srv.Path(f.path("old.ipynb")), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.use(t, "s", "nb", "old.ipynb", "connect")
+	_, cells, err := f.e.ReadNotebook(ctxT(t), "s", "", 0, 0)
+	checkNoError(t, "read", err)
+	disk := f.disk(t, "old.ipynb")
+	if disk.NBFormatMinor != 5 || len(disk.Cells) != 2 {
+		t.Fatalf("on disk: minor %d, %d cells", disk.NBFormatMinor, len(disk.Cells))
+	}
+	for i, c := range cells {
+		if c.ID == "" || disk.Cells[i].ID != c.ID {
+			t.Fatalf("cell %d: id %q in memory, %q on disk", i, c.ID, disk.Cells[i].ID)
+		}
+	}
+	if !strings.Contains(string(f.file(t, "old.ipynb")), `"keep": true`) {
+		t.Fatal("notebook metadata was not kept")
 	}
 }

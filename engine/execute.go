@@ -53,6 +53,13 @@ type execution struct {
 
 	done chan struct{} // closed once the run ended and its outputs are saved
 
+	// abandoned is closed when the run can never end on its own: its kernel
+	// was restarted under it, and a server without autorestart sends no
+	// word of that on the channel. abandonErr says why.
+	abandoned   chan struct{}
+	abandonOnce sync.Once
+	abandonErr  error
+
 	mu           sync.Mutex // guards the fields below
 	outs         []*outputState
 	pendingClear bool // clear_output(wait=True): clear before the next output
@@ -243,8 +250,15 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 		run:     run,
 		started: time.Now(),
 		callID:  opts.CallID,
-		done:    make(chan struct{}),
+		done:      make(chan struct{}),
+		abandoned: make(chan struct{}),
 	}
+	e.mu.Lock()
+	if k.execs == nil {
+		k.execs = map[*execution]struct{}{}
+	}
+	k.execs[x] = struct{}{}
+	e.mu.Unlock()
 	e.execs.Add(1)
 	e.publish(Event{Type: EvExecStarted, Exec: &ExecEvent{
 		ID: x.id, Notebook: x.docName(), CellID: cellID, KernelID: k.id, CallID: x.callID, Code: code,
@@ -380,6 +394,11 @@ func (x *execution) materializeLocked() []notebook.Output {
 func (x *execution) collect() {
 	defer x.e.execs.Done()
 	defer x.e.endRun(x.kernel)
+	defer func() {
+		x.e.mu.Lock()
+		delete(x.kernel.execs, x)
+		x.e.mu.Unlock()
+	}()
 	var (
 		timer  *time.Timer
 		timerC <-chan time.Time
@@ -400,12 +419,23 @@ func (x *execution) collect() {
 		case <-timerC:
 			timerC = nil
 			x.flush()
+		case <-x.abandoned:
+			msgs = nil
 		}
 	}
 	if timer != nil {
 		timer.Stop()
 	}
-	reply, err := x.run.Wait(context.Background())
+	var (
+		reply *jupyter.ExecuteReply
+		err   error
+	)
+	select {
+	case <-x.abandoned:
+		err = x.abandonErr
+	default:
+		reply, err = x.run.Wait(context.Background())
+	}
 	status := ""
 	x.mu.Lock()
 	switch {
@@ -437,6 +467,14 @@ func (x *execution) collect() {
 		Status: status, Elapsed: time.Since(x.started),
 	}})
 	close(x.done)
+}
+
+// abandon ends a run that can no longer finish (see abandoned).
+func (x *execution) abandon(err error) {
+	x.abandonOnce.Do(func() {
+		x.abandonErr = err
+		close(x.abandoned)
+	})
 }
 
 // restartKernel replaces a kernel that died during the run

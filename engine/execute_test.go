@@ -315,10 +315,33 @@ func testRestartNotebook(t *testing.T, f *fixture) {
 	info := f.useOwnKernel(t, "s", "nb", "restart.ipynb", "create")
 	_, err := e.ExecuteCode(ctx, "s", "y = 1", ExecOptions{})
 	checkNoError(t, "execute", err)
+	// A cell still running when the kernel restarts ends as died.
+	sub := e.Bus().Subscribe(1024)
+	defer sub.Close()
+	slow, err := e.InsertExecuteCell(ctx, "s", "", -1, "import time; time.sleep(60)", ExecOptions{Timeout: time.Second})
+	checkNoError(t, "execute slow", err)
+	if !slow.StillRunning {
+		t.Fatalf("slow cell: %+v", slow)
+	}
 	got, err := e.RestartNotebook(ctx, "s", "")
 	checkNoError(t, "restart", err)
 	if got.KernelID != info.KernelID {
 		t.Fatalf("kernel id changed: %s -> %s", info.KernelID, got.KernelID)
+	}
+	for finished := false; !finished; {
+		select {
+		case ev := <-sub.C():
+			if ev.Type == EvExecFinished && ev.Exec.ID == slow.ExecID {
+				// The old process may answer on its way out (an error
+				// reply) or not at all (died).
+				if ev.Exec.Status != "died" && ev.Exec.Status != "error" {
+					t.Fatalf("slow cell finished as %q", ev.Exec.Status)
+				}
+				finished = true
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cell running at restart never finished")
+		}
 	}
 	res, err := e.ExecuteCode(ctx, "s", "'y' in dir()", ExecOptions{Timeout: 60 * time.Second})
 	checkNoError(t, "execute after restart", err)

@@ -20,6 +20,8 @@ type kernelEntry struct {
 	users int  // notebooks in use on the kernel
 	runs  int  // executions still collecting from it
 	kept  bool // opened by execute_code(kernel_id): kept until the engine closes
+
+	execs map[*execution]struct{} // runs in flight on the kernel
 }
 
 // attachKernel picks the kernel for a notebook being used and opens (or
@@ -206,6 +208,18 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 			return NotebookInfo{}, Userf("the kernel %s of notebook %q no longer exists on the Jupyter server; call unuse_notebook %q and use_notebook again to get a new kernel", d.kernel.id, d.name, d.name)
 		}
 		return NotebookInfo{}, err
+	}
+	// What was running died with the old process. A server without its
+	// own autorestart says nothing of it on the channel, so the runs are
+	// ended here rather than left waiting for a reply that cannot come.
+	e.mu.Lock()
+	var running []*execution
+	for x := range d.kernel.execs {
+		running = append(running, x)
+	}
+	e.mu.Unlock()
+	for _, x := range running {
+		x.abandon(jupyter.ErrKernelDied)
 	}
 	return e.info(d, session), nil
 }

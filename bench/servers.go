@@ -1,0 +1,410 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// protocolVersion is what real hosts speak; the Go client's default differs.
+const protocolVersion = "2025-11-25"
+
+// target is the binary under test and the Jupyter server it talks to.
+type target struct {
+	bin          string
+	jupyterURL   string
+	jupyterToken string
+	logDir       string
+}
+
+func (t *target) jupyterArgs() []string {
+	return []string{"--jupyter-url", t.jupyterURL, "--jupyter-token", t.jupyterToken}
+}
+
+// logFile opens a file for a child process's stderr, so that a failure can
+// be explained after the fact.
+func (t *target) logFile(name string) *os.File {
+	f, err := os.Create(t.logDir + "/" + name + ".log")
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+func newSDKClient() *sdk.Client {
+	return sdk.NewClient(&sdk.Implementation{Name: "jupyter-mcp-bench", Version: "1"}, nil)
+}
+
+// stdioServer is the binary serving one session over stdin/stdout.
+type stdioServer struct {
+	cs  *sdk.ClientSession
+	pid int
+	log *os.File
+}
+
+func (t *target) startStdio(ctx context.Context, name string, extra ...string) (*stdioServer, error) {
+	args := append([]string{"--transport", "stdio"}, t.jupyterArgs()...)
+	cmd := exec.Command(t.bin, append(args, extra...)...)
+	log := t.logFile(name)
+	if log != nil {
+		cmd.Stderr = log
+	}
+	cs, err := newSDKClient().Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second},
+		&sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		if log != nil {
+			log.Close()
+		}
+		return nil, fmt.Errorf("%s over stdio: %w%s", t.bin, err, tail(log))
+	}
+	return &stdioServer{cs: cs, pid: cmd.Process.Pid, log: log}, nil
+}
+
+func (s *stdioServer) close() {
+	_ = s.cs.Close()
+	if s.log != nil {
+		s.log.Close()
+	}
+}
+
+// tail is the end of a child's log, for error messages.
+func tail(f *os.File) string {
+	if f == nil {
+		return ""
+	}
+	data, err := os.ReadFile(f.Name())
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	if len(data) > 1500 {
+		data = data[len(data)-1500:]
+	}
+	return "\n--- " + f.Name() + " ---\n" + string(data)
+}
+
+// httpServer is the binary serving streamable HTTP on a free loopback port.
+type httpServer struct {
+	endpoint string
+	token    string
+	pid      int
+	cmd      *exec.Cmd
+	log      *os.File
+	exited   chan struct{}
+	// tmux names the tmux session it runs in, when it shows the TUI.
+	tmux string
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (t *target) httpArgs(port int, token string) []string {
+	return append([]string{"--transport", "streamable-http", "--port", strconv.Itoa(port), "--mcp-token", token}, t.jupyterArgs()...)
+}
+
+func (t *target) startHTTP(ctx context.Context, name string) (*httpServer, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	token := "bench-" + strconv.Itoa(port)
+	cmd := exec.Command(t.bin, t.httpArgs(port, token)...)
+	log := t.logFile(name)
+	if log != nil {
+		cmd.Stderr = log
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	h := &httpServer{endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), token: token,
+		pid: cmd.Process.Pid, cmd: cmd, log: log, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(h.exited) }()
+	if err := h.waitListening(ctx, port); err != nil {
+		h.close()
+		return nil, fmt.Errorf("%s over HTTP: %w%s", t.bin, err, tail(log))
+	}
+	return h, nil
+}
+
+// startTUI runs the binary with --tui in a detached tmux session sized like
+// a real terminal; tmux is the terminal the TUI draws to.
+func (t *target) startTUI(ctx context.Context, session string) (*httpServer, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	token := "bench-" + strconv.Itoa(port)
+	quoted := []string{"exec", shellQuote(t.bin)}
+	for _, a := range append(t.httpArgs(port, token), "--tui") {
+		quoted = append(quoted, shellQuote(a))
+	}
+	out, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "50",
+		strings.Join(quoted, " ")).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("tmux new-session: %v: %s", err, out)
+	}
+	h := &httpServer{endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), token: token, tmux: session}
+	// "exec" makes the pane's process the binary itself.
+	out, err = exec.Command("tmux", "list-panes", "-t", session, "-F", "#{pane_pid}").Output()
+	if err == nil {
+		h.pid, err = strconv.Atoi(strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		h.close()
+		return nil, fmt.Errorf("tmux pane pid: %v", err)
+	}
+	if err := h.waitListening(ctx, port); err != nil {
+		screen, _ := exec.Command("tmux", "capture-pane", "-p", "-t", session).Output()
+		h.close()
+		return nil, fmt.Errorf("TUI server: %w\n--- screen ---\n%s", err, screen)
+	}
+	return h, nil
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func (h *httpServer) waitListening(ctx context.Context, port int) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if h.exited != nil {
+			select {
+			case <-h.exited:
+				return errors.New("the server exited at start")
+			default:
+			}
+		}
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return errors.New("the server did not listen within 30 s")
+}
+
+func (h *httpServer) close() {
+	if h.tmux != "" {
+		_ = exec.Command("tmux", "kill-session", "-t", h.tmux).Run()
+		// The pane's process gets SIGHUP; wait for it so that it does not
+		// outlive the run.
+		for i := 0; i < 100 && h.pid > 0 && alive(h.pid); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return
+	}
+	if h.cmd != nil && h.cmd.Process != nil {
+		_ = h.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-h.exited:
+		case <-time.After(5 * time.Second):
+			_ = h.cmd.Process.Kill()
+			<-h.exited
+		}
+	}
+	if h.log != nil {
+		h.log.Close()
+	}
+}
+
+func alive(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil
+}
+
+// bearer adds the MCP token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func (h *httpServer) httpClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	return &http.Client{Transport: bearer{token: h.token, next: tr}}
+}
+
+// connectSDK opens an MCP session with the go-sdk streamable HTTP client.
+func (h *httpServer) connectSDK(ctx context.Context) (*sdk.ClientSession, error) {
+	return newSDKClient().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.endpoint, HTTPClient: h.httpClient()},
+		&sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+}
+
+// callTool calls a tool and turns an error result into a Go error, so that a
+// benchmark never times failures.
+func callTool(ctx context.Context, cs *sdk.ClientSession, name string, args map[string]any) (*sdk.CallToolResult, error) {
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("%s answered an error: %.500s", name, resultText(res))
+	}
+	return res, nil
+}
+
+func resultText(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+func countImages(res *sdk.CallToolResult) int {
+	n := 0
+	for _, c := range res.Content {
+		if _, ok := c.(*sdk.ImageContent); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// rawSession is a lean streamable HTTP MCP client: plain POSTs of JSON-RPC,
+// answers read from JSON or from the SSE stream the server picks. The
+// throughput figure uses it so that the client's own CPU, on the same two
+// cores, takes as little as possible from the server being measured.
+type rawSession struct {
+	hc       *http.Client
+	endpoint string
+	id       string
+	next     atomic.Int64
+}
+
+func (h *httpServer) connectRaw(ctx context.Context) (*rawSession, error) {
+	r := &rawSession{hc: h.httpClient(), endpoint: h.endpoint}
+	init := map[string]any{"protocolVersion": protocolVersion, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "jupyter-mcp-bench-raw", "version": "1"}}
+	if _, err := r.rpc(ctx, "initialize", init); err != nil {
+		return nil, err
+	}
+	if err := r.notify(ctx, "notifications/initialized"); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *rawSession) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", protocolVersion)
+	if r.id != "" {
+		req.Header.Set("Mcp-Session-Id", r.id)
+	}
+	return r.hc.Do(req)
+}
+
+func (r *rawSession) notify(ctx context.Context, method string) error {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
+	resp, err := r.post(ctx, body)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s: HTTP %s", method, resp.Status)
+	}
+	return nil
+}
+
+// rpcAnswer is the part of a JSON-RPC response the benchmark checks.
+type rpcAnswer struct {
+	Result *struct {
+		IsError bool `json:"isError"`
+	} `json:"result"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rpc sends one request and returns its raw response message, failing on a
+// JSON-RPC error or a tool result with isError.
+func (r *rawSession) rpc(ctx context.Context, method string, params any) ([]byte, error) {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.next.Add(1), "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
+		return nil, fmt.Errorf("%s: HTTP %s: %s", method, resp.Status, data)
+	}
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		r.id = sid
+	}
+	var msg []byte
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		for sc.Scan() {
+			if d, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok && bytes.Contains(d, []byte(`"id"`)) {
+				msg = bytes.Clone(bytes.TrimSpace(d))
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	} else if msg, err = io.ReadAll(resp.Body); err != nil {
+		return nil, err
+	}
+	var a rpcAnswer
+	if err := json.Unmarshal(msg, &a); err != nil {
+		return nil, fmt.Errorf("%s: unreadable answer %.200q: %w", method, msg, err)
+	}
+	switch {
+	case a.Error != nil:
+		return nil, fmt.Errorf("%s: %s", method, a.Error.Message)
+	case a.Result == nil:
+		return nil, fmt.Errorf("%s: no result in %.200q", method, msg)
+	case a.Result.IsError:
+		return nil, fmt.Errorf("%s answered an error: %.300s", method, msg)
+	}
+	return msg, nil
+}
+
+func (r *rawSession) callTool(ctx context.Context, name string, args map[string]any) ([]byte, error) {
+	return r.rpc(ctx, "tools/call", map[string]any{"name": name, "arguments": args})
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Runs every server scenario of the MCP conformance suite
+# (@modelcontextprotocol/conformance, pinned in package.json) against our
+# streamable HTTP endpoint.
+#
+# The scenarios in conformance-baseline.txt need the suite's own fixture tools,
+# resources and prompts and are expected to fail; every other scenario must
+# pass. The run fails on an unexpected failure, and on an unexpected pass (a
+# stale baseline line).
+#
+#   interop/conformance.sh              starts the server itself (managed Jupyter,
+#                                       or JUPYTER_URL/JUPYTER_TOKEN when set)
+#   MCP_URL=... interop/conformance.sh  uses a running server, which must accept
+#                                       requests without a token
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+ensure_node_modules
+
+work=$(mktemp -d /tmp/jms-conformance-XXXXXX)
+cleanup() {
+	local rc=$?
+	rm -rf "$work"
+	if [ -n "${SERVER_PID:-}" ]; then stop_server || rc=1; fi
+	exit $rc
+}
+trap cleanup EXIT
+
+if [ -z "${MCP_URL:-}" ]; then
+	# The suite cannot send a bearer token, so the server accepts loopback
+	# requests without one; DNS-rebinding protection must still hold, and one
+	# scenario checks exactly that.
+	start_server --no-auth-loopback-only
+fi
+
+# The baseline's first word per line is a scenario; the suite reads YAML.
+baseline=$work/baseline.yml
+echo "server:" >"$baseline"
+grep -v '^[[:space:]]*\(#\|$\)' "$INTEROP_DIR/conformance-baseline.txt" | awk '{print "  - " $1}' >>"$baseline"
+echo "expected failures (fixture scenarios): $(grep -c '^  - ' "$baseline")"
+
+set +e
+(cd "$work" && node "$INTEROP_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
+	server --url "$MCP_URL" --suite all --expected-failures "$baseline" -o "$work/results") \
+	2>&1 | tee "$work/out.txt"
+suite_rc=${PIPESTATUS[0]}
+set -e
+
+# Our own reading of the results, so the verdict does not rest on the suite's
+# exit code alone and names the scenario that broke the run. The rule is the
+# suite's: a scenario fails when any of its checks is a FAILURE or a WARNING.
+verdict=0
+node - "$work/results" "$baseline" <<'JS' || verdict=$?
+const fs = require("fs");
+const path = require("path");
+const [resultsDir, baselineFile] = process.argv.slice(2);
+const expected = new Set(fs.readFileSync(baselineFile, "utf8").split("\n")
+  .filter((l) => l.startsWith("  - ")).map((l) => l.slice(4).trim()));
+const seen = new Map();
+for (const dir of fs.readdirSync(resultsDir)) {
+  const m = /^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(dir);
+  if (!m) continue;
+  const checks = JSON.parse(fs.readFileSync(path.join(resultsDir, dir, "checks.json"), "utf8"));
+  const bad = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
+  seen.set(m[1], bad);
+}
+let wrong = 0;
+let passed = 0;
+for (const [name, bad] of [...seen].sort()) {
+  const listed = expected.has(name);
+  if (bad.length === 0) passed++;
+  if (bad.length > 0 && !listed) {
+    wrong++;
+    console.log(`UNEXPECTED FAILURE: ${name}`);
+    for (const c of bad) console.log(`    ${c.status} ${c.id}: ${c.errorMessage || c.description}`);
+  } else if (bad.length === 0 && listed) {
+    wrong++;
+    console.log(`UNEXPECTED PASS: ${name} (remove it from interop/conformance-baseline.txt)`);
+  }
+}
+for (const name of expected) {
+  if (!seen.has(name)) {
+    wrong++;
+    console.log(`STALE BASELINE: ${name} did not run (renamed or dropped by the suite?)`);
+  }
+}
+if (seen.size === 0) {
+  console.log("FAIL: the conformance suite wrote no result");
+  process.exit(1);
+}
+console.log(`conformance: ${seen.size} scenarios, ${passed} passed, ${seen.size - passed} failed (${expected.size} expected to fail)`);
+process.exit(wrong > 0 ? 1 : 0);
+JS
+if [ $verdict != 0 ] || [ "$suite_rc" != 0 ]; then
+	echo "FAIL  conformance differs from interop/conformance-baseline.txt (suite exit code $suite_rc)"
+	exit 1
+fi
+echo "PASS  conformance: every generic scenario passed, every fixture scenario failed as expected"
