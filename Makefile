@@ -53,6 +53,11 @@ toolref:
 fuzz:
 	sh scripts/fuzz.sh 10s
 
+# Checks against MCP clients no one here wrote (the TypeScript SDK, the
+# Inspector CLI, the conformance suite) and a real JupyterHub.
+interop: build
+	SKIP_BUILD=1 bash interop/run.sh
+
 tidy-check:
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum

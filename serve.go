@@ -129,7 +129,13 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		if workbenchMode(cfg) {
 			return ui.Run(ctx, ui.Local(eng, info), ui.RunOptions{})
 		}
-		fmt.Fprintf(os.Stderr, "MCP endpoint: %s\nBearer token: %s\n", info.Endpoint, token)
+		shown := token
+		if cfg.get("mcp-token").from != "default" {
+			// The user chose this token; it may be reused elsewhere and
+			// end up in CI logs, so only a generated one is printed whole.
+			shown = maskToken(token) + " (from " + cfg.get("mcp-token").from + ")"
+		}
+		fmt.Fprintf(os.Stderr, "MCP endpoint: %s\nBearer token: %s\n", info.Endpoint, shown)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -204,4 +210,12 @@ type slogWriter struct{ l *slog.Logger }
 func (w slogWriter) Write(p []byte) (int, error) {
 	w.l.Debug("jupyter-server", "out", string(p))
 	return len(p), nil
+}
+
+// maskToken shows the first four characters of a secret.
+func maskToken(t string) string {
+	if len(t) <= 4 {
+		return "****"
+	}
+	return t[:4] + "…"
 }

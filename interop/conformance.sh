@@ -13,6 +13,7 @@
 #   MCP_URL=... interop/conformance.sh  uses a running server, which must accept
 #                                       requests without a token
 set -euo pipefail
+# shellcheck source=interop/lib.sh
 . "$(dirname "$0")/lib.sh"
 ensure_node_modules
 

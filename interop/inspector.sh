@@ -5,6 +5,7 @@
 #   interop/inspector.sh                             starts the server itself
 #   MCP_URL=... MCP_TOKEN=... interop/inspector.sh   uses a running server
 set -euo pipefail
+# shellcheck source=interop/lib.sh
 . "$(dirname "$0")/lib.sh"
 ensure_node_modules
 
@@ -30,6 +31,8 @@ echo "inspector-cli $MCP_URL --transport http --method tools/list --header 'Auth
 (cd "$INTEROP_DIR/node_modules/@modelcontextprotocol/inspector-cli/build" &&
 	node index.js "$MCP_URL" --transport http --method tools/list \
 		--header "Authorization: Bearer ${MCP_TOKEN:-}") >"$out"
+# The check is JavaScript, so its $ and backticks are meant literally.
+# shellcheck disable=SC2016
 node -e '
 const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 const tools = r.tools || [];

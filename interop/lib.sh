@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers of the interop scripts; sourced, not run.
 #
 # start_server starts jupyter-mcp-server on streamable HTTP on a free loopback
@@ -105,6 +106,7 @@ stop_server() {
 			echo "FAIL: processes left running after the server stopped:"
 			for i in $left; do echo "  $i: $(tr '\0' ' ' <"/proc/$i/cmdline" 2>/dev/null)"; done
 			# This script started them, through the server; end them by pid.
+			# shellcheck disable=SC2086 # one pid per word
 			kill -KILL $left 2>/dev/null || true
 			rc=1
 		fi

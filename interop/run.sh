@@ -11,8 +11,9 @@
 # failed. Set SKIP_BUILD=1 to use an existing bin/jupyter-mcp-server, and
 # SKIP_HUB=1 to leave out the JupyterHub step.
 set -uo pipefail
+# shellcheck source=interop/lib.sh
 . "$(dirname "$0")/lib.sh"
-cd "$REPO_DIR"
+cd "$REPO_DIR" || exit 1
 export PATH="$PATH:/usr/local/go/bin"
 
 start=$(date +%s)

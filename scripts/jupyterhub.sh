@@ -14,12 +14,13 @@
 #   scripts/jupyterhub.sh          (JMS_BIN overrides the binary, default bin/jupyter-mcp-server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=interop/lib.sh
 . interop/lib.sh
 
 HUB_PY=/usr/bin/python3
 
 log "JupyterHub: checking the installation"
-if ! command -v jupyterhub >/dev/null 2>&1 || ! command -v configurable-http-proxy >/dev/null 2>&1 ||
+if [ ! -x /usr/bin/jupyterhub ] || [ ! -x /usr/bin/configurable-http-proxy ] ||
 	! $HUB_PY -c 'import jupyterhub, jupyter_server' 2>/dev/null; then
 	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 		echo "JupyterHub is not installed and this is not a root Debian machine:" >&2
@@ -36,7 +37,7 @@ echo "jupyterhub $($HUB_PY -c 'import jupyterhub; print(jupyterhub.__version__)'
 # only through Debian's node module path, which a Node.js from elsewhere (as on
 # this machine) does not search by itself.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
-echo "configurable-http-proxy $(configurable-http-proxy --version)"
+echo "configurable-http-proxy $(/usr/bin/configurable-http-proxy --version)"
 
 ensure_node_modules
 if [ ! -x "$JMS_BIN" ]; then
@@ -72,6 +73,7 @@ cleanup() {
 	if [ -n "$left" ]; then
 		echo "FAIL: processes left running after the Hub stopped:"
 		for i in $left; do echo "  $i: $(tr '\0' ' ' <"/proc/$i/cmdline" 2>/dev/null)"; done
+		# shellcheck disable=SC2086 # one pid per word
 		kill -KILL $left 2>/dev/null || true
 		rc=1
 	else
@@ -101,7 +103,7 @@ c.JupyterHub.port = $HUB_PORT
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = $HUB_API_PORT
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:$PROXY_API_PORT"
-c.ConfigurableHTTPProxy.command = ["configurable-http-proxy"]
+c.ConfigurableHTTPProxy.command = ["/usr/bin/configurable-http-proxy"]
 c.JupyterHub.db_url = "sqlite:///$WORK/jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = "$WORK/jupyterhub_cookie_secret"
 c.JupyterHub.pid_file = "$WORK/jupyterhub.pid"
@@ -136,7 +138,7 @@ c.JupyterHub.load_roles = [{
 EOF
 
 log "JupyterHub: starting on http://127.0.0.1:$HUB_PORT (Hub API :$HUB_API_PORT, proxy API :$PROXY_API_PORT)"
-(cd "$WORK" && exec env PATH="/usr/bin:$PATH" jupyterhub -f "$WORK/jupyterhub_config.py" \
+(cd "$WORK" && exec env PATH="/usr/bin:$PATH" /usr/bin/jupyterhub -f "$WORK/jupyterhub_config.py" \
 	>"$WORK/hub.log" 2>&1 </dev/null) &
 HUB_PID=$!
 
@@ -202,7 +204,7 @@ log "JupyterHub: e2e over stdio against $HUB/user/$USER_NAME/"
 JUPYTER_URL="$HUB/user/$USER_NAME/" JUPYTER_TOKEN="$USER_TOKEN" node interop/e2e.mjs --bin "$JMS_BIN"
 # The notebook must have landed in the Hub user's home: proof that the binary
 # worked through the Hub and not against some other server.
-nb=$(ls "$WORK/home/$USER_NAME"/e2e-*.ipynb 2>/dev/null | head -1)
+nb=$(find "$WORK/home/$USER_NAME" -maxdepth 1 -name "e2e-*.ipynb" | head -1)
 if [ -z "$nb" ]; then
 	echo "FAIL: e2e passed but no e2e-*.ipynb is in the Hub user's home $WORK/home/$USER_NAME"
 	exit 1
