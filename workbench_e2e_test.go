@@ -1,0 +1,321 @@
+package main
+
+// End-to-end tests of the binary as a person uses it: the workbench running
+// in a real terminal (tmux) against a real managed Jupyter server, driven by
+// a real MCP client, with the screen read back; and `attach` opening the
+// workbench on a stdio server.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const e2eProtocol = "2025-11-25"
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// binary builds the product once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "jms-e2e-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "jupyter-mcp-server")
+		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// needTmux fails in CI (which installs tmux) and skips elsewhere.
+func needTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is required for the workbench end-to-end tests (apt-get install tmux)")
+		}
+		t.Skip("tmux is not installed")
+	}
+}
+
+// tmuxSession runs command in a detached tmux session of the given size and
+// kills the session at cleanup.
+type tmuxSession struct {
+	t    *testing.T
+	name string
+}
+
+func startTmux(t *testing.T, env []string, command string) *tmuxSession {
+	t.Helper()
+	name := fmt.Sprintf("jms-e2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	args := []string{"new-session", "-d", "-s", name, "-x", "160", "-y", "50"}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	args = append(args, command)
+	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	s := &tmuxSession{t: t, name: name}
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", name).Run() })
+	return s
+}
+
+func (s *tmuxSession) screen() string {
+	out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", s.name).Output()
+	return string(out)
+}
+
+// key sends one key (tmux merges several printable keys into one).
+func (s *tmuxSession) key(k string) {
+	exec.Command("tmux", "send-keys", "-t", s.name, k).Run()
+}
+
+func (s *tmuxSession) alive() bool {
+	return exec.Command("tmux", "has-session", "-t", s.name).Run() == nil
+}
+
+// waitScreen waits until every want is on the screen.
+func (s *tmuxSession) waitScreen(timeout time.Duration, want ...string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var scr string
+	for time.Now().Before(deadline) {
+		scr = s.screen()
+		missing := false
+		for _, w := range want {
+			if !strings.Contains(scr, w) {
+				missing = true
+			}
+		}
+		if !missing {
+			return scr
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.t.Fatalf("screen never showed %q; last screen:\n%s", want, scr)
+	return ""
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func call(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: error result: %s", name, text(res))
+	}
+	return res
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// leftovers lists processes whose command line mentions dir (the managed
+// Jupyter server and its kernels carry the root dir or a runtime dir in it).
+func leftovers(dir string) []string {
+	out, _ := exec.Command("ps", "-eo", "pid,args").Output()
+	var found []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, dir) && !strings.Contains(l, "ps -eo") {
+			found = append(found, strings.TrimSpace(l))
+		}
+	}
+	return found
+}
+
+func TestWorkbenchEndToEnd(t *testing.T) {
+	needTmux(t)
+	bin := binary(t)
+	root := t.TempDir()
+	port := freePort(t)
+	token := "e2e-token-0123456789"
+	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1"},
+		fmt.Sprintf("%s --port %d --root-dir %s --log-file %s", bin, port, root, filepath.Join(root, "server.log")))
+	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent")
+	if strings.Contains(tm.screen(), token) {
+		t.Fatal("the bearer token is shown in clear on the screen")
+	}
+
+	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{
+		Endpoint:   fmt.Sprintf("http://127.0.0.1:%d/mcp", port),
+		HTTPClient: &http.Client{Transport: bearer{token}},
+	}, &sdk.ClientSessionOptions{ProtocolVersion: e2eProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	call(t, cs, "use_notebook", map[string]any{"notebook_name": "demo", "notebook_path": "demo.ipynb", "mode": "create"})
+	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "answer = 41"})
+	plot := call(t, cs, "insert_execute_code_cell", map[string]any{"cell_index": -1,
+		"cell_source": "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.figure(figsize=(2,2)); plt.plot([1, 3, 2]); plt.show()"})
+	if sc, _ := plot.StructuredContent.(map[string]any); sc == nil || sc["images"] != float64(1) {
+		t.Fatalf("plot result: %v", plot.StructuredContent)
+	}
+	call(t, cs, "edit_cell_source", map[string]any{"cell_index": 0, "old_string": "41", "new_string": "42"})
+
+	// The calls appear in the timeline and the notebook pane shows the new
+	// cell (edited) and the plot.
+	tm.waitScreen(10*time.Second, "use_notebook", "insert_cell", "edit_cell_sou", "answer = 42", "image/png")
+
+	// A long cell runs; the person interrupts its kernel with a double
+	// press, and the agent's call returns with the KeyboardInterrupt.
+	type outcome struct {
+		res *sdk.CallToolResult
+		err error
+		dur time.Duration
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		start := time.Now()
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "insert_execute_code_cell",
+			Arguments: map[string]any{"cell_index": -1, "cell_source": "import time\nprint('sleeping', flush=True)\ntime.sleep(60)", "timeout": 90}})
+		done <- outcome{res, err, time.Since(start)}
+	}()
+	tm.waitScreen(20*time.Second, "running", "sleeping")
+	focused := false
+	for i := 0; i < 6 && !focused; i++ {
+		lines := strings.Split(strings.TrimRight(tm.screen(), "\n"), "\n")
+		if strings.Contains(lines[len(lines)-1], "i i interrupt") {
+			focused = true
+			break
+		}
+		tm.key("Tab")
+		time.Sleep(300 * time.Millisecond)
+	}
+	if !focused {
+		t.Fatalf("no pane offered the interrupt key:\n%s", tm.screen())
+	}
+	tm.key("i")
+	tm.waitScreen(5*time.Second, "press i again")
+	tm.key("i")
+	select {
+	case o := <-done:
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		if !strings.Contains(text(o.res), "KeyboardInterrupt") {
+			t.Fatalf("interrupted call answered: %s", text(o.res))
+		}
+		if o.dur > 30*time.Second {
+			t.Fatalf("the interrupt took %v", o.dur)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the interrupt did not stop time.sleep(60):\n%s", tm.screen())
+	}
+
+	// q quits; the managed Jupyter server and its kernels go with it.
+	tm.key("q")
+	deadline := time.Now().Add(20 * time.Second)
+	for tm.alive() && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if tm.alive() {
+		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
+	}
+	time.Sleep(500 * time.Millisecond)
+	if left := leftovers(root); len(left) > 0 {
+		t.Fatalf("processes left behind: %q", left)
+	}
+}
+
+func TestAttachShowsStdioCalls(t *testing.T) {
+	needTmux(t)
+	bin := binary(t)
+	root := t.TempDir()
+	runtime := t.TempDir() // isolates the feed records from other servers
+
+	cmd := exec.Command(bin, "--transport", "stdio", "--start-new-code-sandbox", "false", "--root-dir", root)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "PYDEVD_DISABLE_FILE_VALIDATION=1")
+	client := sdk.NewClient(&sdk.Implementation{Name: "stdio-agent", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: e2eProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call(t, cs, "use_notebook", map[string]any{"notebook_name": "att", "notebook_path": "att.ipynb", "mode": "create"})
+	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "markdown", "cell_source": "# attached"})
+
+	tm := startTmux(t, []string{"XDG_RUNTIME_DIR=" + runtime}, bin+" attach")
+	// A workbench that attaches late sees what happened before it came.
+	tm.waitScreen(20*time.Second, "stdio", "use_notebook", "insert_cell", "# attached")
+	// And what happens while it watches.
+	call(t, cs, "list_notebooks", map[string]any{})
+	tm.waitScreen(10*time.Second, "list_notebooks")
+	tm.key("q")
+	deadline := time.Now().Add(10 * time.Second)
+	for tm.alive() && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if tm.alive() {
+		t.Fatal("attach did not exit on q")
+	}
+	// Quitting the attached workbench leaves the stdio server serving.
+	call(t, cs, "list_notebooks", map[string]any{})
+
+	// Closing the client ends the stdio server, its managed Jupyter and its
+	// kernels, and its feed record.
+	cs.Close()
+	deadline = time.Now().Add(15 * time.Second)
+	for len(leftovers(root)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if left := leftovers(root); len(left) > 0 {
+		t.Fatalf("processes left behind: %q", left)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(runtime, "jupyter-mcp-server", "feed-*.json")); len(recs) > 0 {
+		t.Fatalf("feed records left behind: %v", recs)
+	}
+}
