@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,7 +58,9 @@ func newHarness(t *testing.T) *harness {
 }
 
 // connect opens an in-memory client session pinned to 2025-11-25.
-func (h *harness) connect() *sdk.ClientSession {
+func (h *harness) connect() *sdk.ClientSession { return h.connectWith(nil) }
+
+func (h *harness) connectWith(opts *sdk.ClientOptions) *sdk.ClientSession {
 	h.t.Helper()
 	ctx := context.Background()
 	st, ct := sdk.NewInMemoryTransports()
@@ -65,7 +68,7 @@ func (h *harness) connect() *sdk.ClientSession {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
 		h.t.Fatal(err)
@@ -151,6 +154,7 @@ func fails(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any
 	if !res.IsError {
 		t.Fatalf("%s(%v) succeeded, want an error containing %q: %s", name, args, want, text)
 	}
+	t.Logf("%s(%v) -> %s", name, args, text)
 	if !strings.Contains(strings.ToLower(text), strings.ToLower(want)) {
 		t.Errorf("%s(%v) error %q does not contain %q", name, args, text, want)
 	}
@@ -352,6 +356,14 @@ func TestNotebookHappyPaths(t *testing.T) {
 	if cell, _ := m["cell"].(map[string]any); cell["id"] != plotCell || cell["type"] != "code" {
 		t.Errorf("read_cell cell = %v", m["cell"])
 	}
+	// result holds the whole answer as the text does: the cell's header and
+	// source first, then its outputs; outputs and count hold outputs only.
+	if r, _ := m["result"].([]any); len(r) != 3 || !strings.Contains(fmt.Sprint(r[0]), "display(Image(") {
+		t.Errorf("read_cell result = %v", m["result"])
+	}
+	if o, _ := m["outputs"].([]any); len(o) != 2 || m["count"] != float64(2) {
+		t.Errorf("read_cell outputs = %v count %v", m["outputs"], m["count"])
+	}
 	_, m, _ = ok(t, cs, "read_cell", map[string]any{"cell_index": 0})
 	if m["count"] != float64(0) {
 		t.Errorf("markdown read_cell outputs = %v", m)
@@ -534,7 +546,7 @@ func TestResourcesAndPrompt(t *testing.T) {
 func TestTwoSessionsOverHTTPKeepTheirOwnNotebook(t *testing.T) {
 	h := newHarness(t)
 	web := httptest.NewServer(h.s.HTTPHandler())
-	defer web.Close()
+	t.Cleanup(web.Close) // after the clients close (cleanups run last-in first-out)
 	connect := func(name string) *sdk.ClientSession {
 		client := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, nil)
 		cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: web.URL}, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
@@ -605,5 +617,61 @@ func TestCallCancelledByThePerson(t *testing.T) {
 		case <-timeout:
 			t.Fatal("no call.started event for execute_code")
 		}
+	}
+}
+
+// A long execution keeps the client informed: progress notifications with
+// elapsed seconds against the timeout, and log messages as keepalive.
+func TestExecutionProgress(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	var progress []*sdk.ProgressNotificationParams
+	var logs []string
+	cs := h.connectWith(&sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, req.Params)
+			mu.Unlock()
+		},
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
+			mu.Lock()
+			logs = append(logs, fmt.Sprint(req.Params.Data))
+			mu.Unlock()
+		},
+	})
+	ctx := context.Background()
+	if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	path := h.writeNotebook("progress.ipynb", "x = 1")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "progress", "notebook_path": path})
+	params := &sdk.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "import time\nprint('tick', flush=True)\ntime.sleep(2.5)", "timeout": 20, "progress_interval": 1}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("execute_code: %v %v", err, res)
+	}
+	// Notifications may still be in flight when the result arrives.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n, l := len(progress), len(logs)
+		mu.Unlock()
+		if n >= 1 && l >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d progress notifications and %d log messages, want at least one of each", n, l)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	p := progress[0]
+	if p.ProgressToken != "tok-1" || p.Total != 20 || p.Progress <= 0 || !strings.Contains(p.Message, "Execution in progress") {
+		t.Errorf("progress notification = %+v", p)
+	}
+	if !strings.Contains(logs[0], "Execution in progress") {
+		t.Errorf("log message = %q", logs[0])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -162,11 +163,20 @@ func rewriteArgumentError(d *toolDef, res *sdk.CallToolResult) {
 	case strings.HasPrefix(tc.Text, prefix):
 		detail := strings.TrimPrefix(tc.Text, prefix)
 		detail = strings.ReplaceAll(detail, "validating root: ", "")
+		// The validator prints numbers as rationals and floats ("-2/1 is
+		// less than -1.000000"); an agent reads integers.
+		detail = rationalNumber.ReplaceAllString(detail, "$1")
+		detail = floatNumber.ReplaceAllString(detail, "$1")
 		tc.Text = "Invalid arguments for " + d.name + ": " + detail + ". Expected " + usage(d.input) + "."
 	case strings.HasPrefix(tc.Text, "json: cannot unmarshal"), strings.HasPrefix(tc.Text, "unmarshaling arguments"):
 		tc.Text = "Invalid arguments for " + d.name + ": " + tc.Text + ". Expected " + usage(d.input) + "."
 	}
 }
+
+var (
+	rationalNumber = regexp.MustCompile(`(-?\d+)/1\b`)
+	floatNumber    = regexp.MustCompile(`(-?\d+)\.0+\b`)
+)
 
 // contentText joins the text content of a result (images are counted, not
 // copied, in the outcome).

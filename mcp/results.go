@@ -190,10 +190,12 @@ type renderOpts struct {
 
 // outputs is the execution answer: the outputs in order, text as strings and
 // images as image objects, both in structuredContent and in content (images
-// as ImageContent). head is text put before the outputs in content only
-// (read_cell's cell header); notes are appended to both lists, the way the
-// reference appends its "[TIMEOUT ...]" markers, so a client reading only
-// result still learns that an execution is still running.
+// as ImageContent). head is text put before the outputs (read_cell's cell
+// header and source): it leads content and result, so that result holds the
+// whole answer as the text does, while outputs and count hold the cell's
+// outputs only. Notes are appended to both lists, the way the reference
+// appends its "[TIMEOUT ...]" markers, so a client reading only result still
+// learns that an execution is still running.
 func outputs(outs []notebook.Output, loc outputLoc, o renderOpts, head string, notes ...string) *answer {
 	list := make([]any, 0, len(outs)+len(notes))
 	var content []sdk.Content
@@ -221,10 +223,14 @@ func outputs(outs []notebook.Output, loc outputLoc, o renderOpts, head string, n
 		// says so, or a client that reads only content sees nothing at all.
 		content = append(content, &sdk.TextContent{Text: "[No output generated]"})
 	}
+	result := list
+	if head != "" {
+		result = append([]any{head}, list...)
+	}
 	return &answer{
 		content: content,
 		structured: map[string]any{
-			"result":  list,
+			"result":  result,
 			"outputs": list,
 			"count":   len(list),
 			"images":  images,

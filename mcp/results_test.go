@@ -273,3 +273,32 @@ func TestErrorResults(t *testing.T) {
 type errTest string
 
 func (e errTest) Error() string { return string(e) }
+
+func TestExecutionNotes(t *testing.T) {
+	t.Parallel()
+	s := shapingServer(t)
+	out := []notebook.Output{{OutputType: notebook.Stream, Name: "stdout", Text: "partial\n"}}
+	last := func(a *answer) string {
+		list := a.structured["result"].([]any)
+		return list[len(list)-1].(string)
+	}
+	running := s.execAnswer(engine.ExecResult{Notebook: "nb", Cell: engine.CellInfo{ID: "c9"}, Outputs: out, StillRunning: true})
+	if n := last(running); !strings.Contains(n, "still running on the kernel") || !strings.Contains(n, "read_cell with cell_id 'c9'") {
+		t.Errorf("timeout note = %q", n)
+	}
+	if running.cellID != "c9" || running.notebook != "nb" {
+		t.Errorf("timeout answer lost the cell: %+v", running)
+	}
+	code := s.execAnswer(engine.ExecResult{Outputs: out, StillRunning: true})
+	if n := last(code); !strings.Contains(n, "still running") || strings.Contains(n, "read_cell") {
+		t.Errorf("execute_code timeout note = %q", n)
+	}
+	restarted := s.execAnswer(engine.ExecResult{Notebook: "nb", Cell: engine.CellInfo{ID: "c1"}, KernelRestarted: true})
+	if n := last(restarted); !strings.Contains(n, "state") || !strings.Contains(n, "lost") {
+		t.Errorf("restart note = %q", n)
+	}
+	quiet := s.execAnswer(engine.ExecResult{Notebook: "nb", Cell: engine.CellInfo{ID: "c1"}, Status: "ok"})
+	if quiet.structured["count"] != 0 || contentText(quiet.content) != "[No output generated]" {
+		t.Errorf("empty execution = %#v / %q", quiet.structured, contentText(quiet.content))
+	}
+}

@@ -267,9 +267,9 @@ func TestREADMEToolReference(t *testing.T) {
 
 func TestSpliceToolReferenceKeepsTheRest(t *testing.T) {
 	t.Parallel()
-	in := "# Title\n\nintro\n" + ToolRefStart + "\nold\n" + ToolRefEnd + "\n\n## After\n"
+	in := "# Title\n\nintro\n" + ToolRefStart + "\nOLD-SECTION\n" + ToolRefEnd + "\n\n## After\n"
 	out, ok := SpliceToolReference(in)
-	if !ok || !strings.HasPrefix(out, "# Title\n\nintro\n"+ToolRefStart+"\n22 tools.") || !strings.HasSuffix(out, ToolRefEnd+"\n\n## After\n") || strings.Contains(out, "old") {
+	if !ok || !strings.HasPrefix(out, "# Title\n\nintro\n"+ToolRefStart+"\n22 tools.") || !strings.HasSuffix(out, ToolRefEnd+"\n\n## After\n") || strings.Contains(out, "OLD-SECTION") {
 		t.Errorf("splice = %q", out[:80])
 	}
 	again, _ := SpliceToolReference(out)
