@@ -12,7 +12,8 @@ Requests:
       -> {"us": [microseconds per call]}
 
 One call is what a Python tool would do with BlockingKernelClient: send an
-execute_request and wait for both its execute_reply (shell) and the iopub
+execute_request with jupyter_client's defaults (history stored, as our
+server's execute_code does too, so the kernel does the same work) and wait for both its execute_reply (shell) and the iopub
 idle status for it, collecting the outputs on the way. "want" says which
 output must have arrived, so a broken baseline fails loudly instead of
 timing nothing.
@@ -42,7 +43,7 @@ def drain(kc):
 
 
 def one(kc, code, want):
-    msg_id = kc.execute(code, store_history=False)
+    msg_id = kc.execute(code)
     # The reply and the outputs travel on different sockets; ZeroMQ queues
     # both, so waiting for the reply first and then reading iopub up to the
     # idle status loses nothing.

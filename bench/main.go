@@ -30,7 +30,7 @@ import (
 func main() {
 	out := flag.String("out", "bench.json", "write the results as JSON to this file")
 	bin := flag.String("bin", "bin/jupyter-mcp-server", "the binary under test; built into a temporary directory when missing")
-	rounds := flag.Int("rounds", 5, "rounds per paired figure; each round runs ours, then the baseline")
+	rounds := flag.Int("rounds", 8, "rounds of the paired figures, ours and the baseline taking turns in each: figure 1 runs 4x this many rounds of 10 calls per path, figure 2 2x of 5, figure 4 this many of 3")
 	only := flag.String("only", "", "comma-separated figure numbers to run (default: all of 1-7)")
 	keep := flag.Bool("keep", false, "keep the work directory (notebooks and the logs of every process)")
 	flag.Parse()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,6 +36,8 @@ type figure struct {
 	Samples      int      `json:"samples,omitempty"`
 	Notes        string   `json:"notes,omitempty"`
 	Error        string   `json:"error,omitempty"`
+	// Extra holds the finer numbers behind a row (per-kind p50s, CPU).
+	Extra map[string]float64 `json:"extra,omitempty"`
 
 	goal  goal
 	limit float64
@@ -152,9 +155,12 @@ func firstLine(s string) string {
 }
 
 func (r *report) write(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // targets read "<= 1.25x", not "\u003c= 1.25x"
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
+)
+
+// These benchmarks are the in-process equivalents of the figures `make
+// bench` measures through the binary, for profiling when a figure misses
+// its target:
+//
+//	go test ./bench -run XXX -bench ExecuteCode -benchtime 300x -cpuprofile cpu.out
+//	go tool pprof -top bench.test cpu.out
+//
+// They run the engine and the MCP server in this process over in-memory
+// transports, so a profile shows our code and the SDK, not the pipes.
+
+// inProcess is the engine and MCP server on a fresh Jupyter server, with a
+// client session pinned to the protocol real hosts speak.
+type inProcess struct {
+	srv    *jupytertest.Server
+	eng    *engine.Engine
+	server *mcp.Server
+	kernel string
+}
+
+func startInProcess(b *testing.B) *inProcess {
+	b.Helper()
+	srv := jupytertest.Start(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	eng, err := engine.New(ctx, engine.Config{JupyterURL: srv.URL, JupyterToken: srv.Token})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { eng.Close() })
+	return &inProcess{srv: srv, eng: eng, server: mcp.New(eng, mcp.Options{Images: true}),
+		kernel: srv.StartKernel(b).ID}
+}
+
+func (p *inProcess) session(b *testing.B) *sdk.ClientSession {
+	b.Helper()
+	ct, st := sdk.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := p.server.SDK().Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ss.Close() })
+	cs, err := newSDKClient().Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// BenchmarkExecuteCode is figure 1 in process: execute_code("1+1") through
+// the MCP server, against the raw kernel channel on the same kernel.
+func BenchmarkExecuteCode(b *testing.B) {
+	p := startInProcess(b)
+	cs := p.session(b)
+	kc, err := p.srv.Client().ConnectKernel(context.Background(), p.kernel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer kc.Close()
+	ctx := context.Background()
+	call := func() error {
+		_, err := callTool(ctx, cs, "execute_code", map[string]any{"code": "1+1", "kernel_id": p.kernel})
+		return err
+	}
+	for i := 0; i < 10; i++ {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+		if err := rawRun(ctx, kc, "1+1", "text"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var ours, raw, ping samples
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if err := cs.Ping(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		ping = append(ping, time.Since(t0))
+		t0 = time.Now()
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+		ours = append(ours, time.Since(t0))
+		t0 = time.Now()
+		if err := rawRun(ctx, kc, "1+1", "text"); err != nil {
+			b.Fatal(err)
+		}
+		raw = append(raw, time.Since(t0))
+	}
+	b.StopTimer()
+	b.ReportMetric(ms(ours.p50()), "mcp-p50-ms")
+	b.ReportMetric(ms(raw.p50()), "raw-p50-ms")
+	b.ReportMetric(ms(ping.p50()), "ping-p50-ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkReadCell is figure 5 in process: read_cell on a 2,000-cell
+// notebook from 8 sessions at once.
+func BenchmarkReadCell(b *testing.B) {
+	p := startInProcess(b)
+	nb, err := bigNotebook(2000, 2500)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.srv.RootDir, "read.ipynb"), nb, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var css []*sdk.ClientSession
+	for i := 0; i < 8; i++ {
+		cs := p.session(b)
+		if _, err := callTool(ctx, cs, "use_notebook", map[string]any{
+			"notebook_name": "reader", "notebook_path": "read.ipynb", "kernel_id": p.kernel}); err != nil {
+			b.Fatal(err)
+		}
+		css = append(css, cs)
+	}
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	per := b.N/len(css) + 1
+	errs := make(chan error, len(css))
+	for i, cs := range css {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < per; n++ {
+				if _, err := callTool(ctx, cs, "read_cell", map[string]any{"cell_index": (i*250 + n) % 2000, "notebook_name": "reader"}); err != nil {
+					errs <- fmt.Errorf("session %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
