@@ -49,10 +49,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		m, err := jupyter.StartManaged(ctx, jupyter.ManagedOptions{
 			RootDir: root,
 			Log:     slogWriter{logger},
-			// A kernel that dies stays dead until restart_notebook (or the
-			// kernel.auto-restart capability) replaces it, so that a lost
-			// state is always reported, never silently papered over.
-			ExtraArgs: []string{"--KernelManager.autorestart=False"},
+			// The server's own kernel restarter stays on: without it
+			// jupyter_server never notices a kernel dying and nothing tells
+			// the websocket. The engine still reports the death (and the
+			// lost state) unless kernel.auto-restart is on.
 		})
 		if err != nil {
 			return err

@@ -39,9 +39,39 @@ type document struct {
 
 	writeMu sync.Mutex // serializes mutations: freshness check, change, save
 
-	mu           sync.RWMutex // guards nb and lastModified
+	mu           sync.RWMutex // guards nb, lastModified and running
 	nb           *notebook.Notebook
 	lastModified time.Time
+	// running is the latest execution of each cell: only it writes outputs
+	// into the cell, so that a run that timed out and is still going does
+	// not overwrite the outputs of a newer run of the same cell.
+	running map[string]*execution
+}
+
+// setRunning makes x the execution that owns its cell's outputs.
+func (d *document) setRunning(x *execution) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.running == nil {
+		d.running = map[string]*execution{}
+	}
+	d.running[x.cellID] = x
+}
+
+// owns reports whether x still owns its cell's outputs.
+func (d *document) owns(x *execution) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.running[x.cellID] == x
+}
+
+// doneRunning forgets x once it has finished.
+func (d *document) doneRunning(x *execution) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.running[x.cellID] == x {
+		delete(d.running, x.cellID)
+	}
 }
 
 // model returns the current model. Callers must not modify it.

@@ -233,25 +233,31 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 		Code:         code,
 		StoreHistory: true,
 		AllowStdin:   false, // input() fails at once instead of hanging the kernel
-		StopOnError:  true,
+		// Every call is one execution, not a batch: an error in one must not
+		// abort the requests other calls (or other notebooks on the same
+		// kernel) have queued behind it, as stop_on_error would.
+		StopOnError: false,
 	})
 	if err != nil {
 		e.endRun(k)
 		return nil, fmt.Errorf("sending the code to kernel %s: %w", k.id, err)
 	}
 	x := &execution{
-		e:       e,
-		id:      "x" + strconv.FormatUint(e.execSeq.Add(1), 10),
-		doc:     d,
-		cellID:  cellID,
-		index:   index,
-		kernel:  k,
-		client:  client,
-		run:     run,
-		started: time.Now(),
-		callID:  opts.CallID,
+		e:         e,
+		id:        "x" + strconv.FormatUint(e.execSeq.Add(1), 10),
+		doc:       d,
+		cellID:    cellID,
+		index:     index,
+		kernel:    k,
+		client:    client,
+		run:       run,
+		started:   time.Now(),
+		callID:    opts.CallID,
 		done:      make(chan struct{}),
 		abandoned: make(chan struct{}),
+	}
+	if d != nil {
+		d.setRunning(x)
 	}
 	e.mu.Lock()
 	if k.execs == nil {
@@ -462,6 +468,9 @@ func (x *execution) collect() {
 		x.restartKernel()
 	}
 	x.flush()
+	if x.doc != nil {
+		x.doc.doneRunning(x)
+	}
 	x.e.publish(Event{Type: EvExecFinished, Exec: &ExecEvent{
 		ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID,
 		Status: status, Elapsed: time.Since(x.started),
@@ -499,6 +508,9 @@ func (x *execution) restartKernel() {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+	if err := waitKernelReady(ctx, x.kernel.conn); err != nil {
+		x.e.log.Warn("waiting for a restarted kernel (kernel.auto-restart)", "kernel", x.kernel.id, "err", err)
+	}
 	x.mu.Lock()
 	x.restarted = true
 	x.mu.Unlock()
@@ -524,7 +536,7 @@ func (x *execution) flush() {
 	x.mu.Unlock()
 	err := x.e.mutate(context.Background(), x.doc, "", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
 		i := nb.IndexOf(x.cellID)
-		if i < 0 {
+		if i < 0 || !x.doc.owns(x) {
 			return nil, errNoChange
 		}
 		nc := *nb.Cells[i]

@@ -130,7 +130,7 @@ func testExecuteImage(t *testing.T, f *fixture) {
 func testExecuteTimeout(t *testing.T, f *fixture) {
 	ctx := ctxT(t)
 	e := f.e
-	f.use(t, "s", "nb", "slow.ipynb", "create")
+	f.useOwnKernel(t, "s", "nb", "slow.ipynb", "create")
 	var progress atomic.Int32
 	start := time.Now()
 	res, err := e.InsertExecuteCell(ctx, "s", "", -1, "import time\nprint('start', flush=True)\ntime.sleep(6)\nprint('done')", ExecOptions{
@@ -145,7 +145,8 @@ func testExecuteTimeout(t *testing.T, f *fixture) {
 	if elapsed > 2500*time.Millisecond {
 		t.Fatalf("returned after %v, want about 2s", elapsed)
 	}
-	if got := describe(res.Outputs); len(got) != 1 || got[0] != "stream:stdout:start\n" {
+	// On a loaded machine the kernel may not have printed yet.
+	if got := describe(res.Outputs); len(got) > 1 || len(got) == 1 && got[0] != "stream:stdout:start\n" {
 		t.Fatalf("outputs so far %q", got)
 	}
 	if n := progress.Load(); n < 3 {
@@ -352,4 +353,42 @@ func testRestartNotebook(t *testing.T, f *fixture) {
 	wantUserError(t, err, `no notebook named "zzz"`)
 	checkNoError(t, "interrupt", e.InterruptKernel(ctx, info.KernelID))
 	wantUserError(t, e.InterruptKernel(ctx, "nope"), "no kernel with id")
+}
+
+func testExecuteRerun(t *testing.T, f *fixture) {
+	ctx := ctxT(t)
+	e := f.e
+	f.use(t, "s", "nb", "rerun.ipynb", "create")
+	first, err := e.InsertExecuteCell(ctx, "s", "", -1, "import time\nprint('old', flush=True)\ntime.sleep(3)\nprint('old end')", ExecOptions{Timeout: time.Second})
+	checkNoError(t, "first run", err)
+	if !first.StillRunning {
+		t.Fatalf("first run: %+v", first)
+	}
+	// Run the cell again with new code while the first run goes on: the
+	// first run's later outputs must not land in the cell.
+	_, _, err = e.OverwriteCellSource(ctx, "s", "", CellRef{ID: first.Cell.ID}, "print('new')")
+	checkNoError(t, "overwrite", err)
+	second, err := e.ExecuteCell(ctx, "s", "", CellRef{ID: first.Cell.ID}, ExecOptions{Timeout: 300 * time.Millisecond})
+	checkNoError(t, "second run", err)
+	if !second.StillRunning || len(second.Outputs) != 0 {
+		t.Fatalf("second run, queued behind the first: %+v", second)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, c, err := e.ReadCell(ctx, "s", "", CellRef{ID: first.Cell.ID})
+		checkNoError(t, "read", err)
+		got := describe(c.Outputs)
+		for _, o := range got {
+			if strings.Contains(o, "old") {
+				t.Fatalf("the first run wrote into the re-run cell: %q", got)
+			}
+		}
+		if len(got) == 1 && got[0] == "stream:stdout:new\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cell outputs %q", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

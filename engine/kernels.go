@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
@@ -221,7 +224,40 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 	for _, x := range running {
 		x.abandon(jupyter.ErrKernelDied)
 	}
+	if err := waitKernelReady(ctx, d.kernel.conn); err != nil {
+		return NotebookInfo{}, err
+	}
 	return e.info(d, session), nil
+}
+
+// waitKernelReady returns once the kernel answers on the channel. The
+// server answers a restart before the new process is reachable, and a
+// request sent in that window can be lost without a word (the server
+// replaces its connections to the kernel), so empty silent executions are
+// sent until one comes back.
+func waitKernelReady(ctx context.Context, conn *jupyter.KernelConn) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	wait := 500 * time.Millisecond
+	for {
+		run, err := conn.Execute(ctx, jupyter.ExecuteRequest{Code: "", Silent: true})
+		if err != nil {
+			return fmt.Errorf("waiting for kernel %s to come back: %w", conn.KernelID(), err)
+		}
+		select {
+		case <-run.Done():
+			if err := run.Err(); err != nil && !errors.Is(err, jupyter.ErrKernelDied) {
+				return fmt.Errorf("waiting for kernel %s to come back: %w", conn.KernelID(), err)
+			}
+			if run.Err() == nil {
+				return nil
+			}
+		case <-time.After(wait):
+			wait = min(2*wait, 4*time.Second)
+		case <-ctx.Done():
+			return fmt.Errorf("kernel %s did not come back after the restart: %w", conn.KernelID(), ctx.Err())
+		}
+	}
 }
 
 // InterruptKernel interrupts a kernel (a human action from the workbench).
