@@ -8,6 +8,7 @@ package theme
 import (
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
@@ -85,10 +86,42 @@ func Light() Palette {
 	}
 }
 
+// For returns the palette converted to profile. lipgloss resolves a colour
+// against the renderer's profile on every Render, and on a 256-colour
+// terminal (tmux, screen) resolving a hex colour is a nearest-colour search
+// in HSLuv space: under an output flood that search was a tenth of the
+// workbench's CPU. Converted once here, the colours are palette numbers
+// that lipgloss takes as they are. TrueColor keeps the hex values, and
+// Ascii (NO_COLOR) keeps them too, since lipgloss draws no colour then.
+func (p Palette) For(profile termenv.Profile) Palette {
+	if profile == termenv.TrueColor || profile == termenv.Ascii {
+		return p
+	}
+	conv := func(c *lipgloss.Color) {
+		switch v := profile.Color(string(*c)).(type) {
+		case termenv.ANSI256Color:
+			*c = lipgloss.Color(strconv.Itoa(int(v)))
+		case termenv.ANSIColor:
+			*c = lipgloss.Color(strconv.Itoa(int(v)))
+		}
+	}
+	for _, c := range []*lipgloss.Color{
+		&p.Text, &p.Muted, &p.Subtle, &p.Accent, &p.SelectedFg, &p.SelectedBg, &p.HighlightBg,
+		&p.Running, &p.OK, &p.Error, &p.Cancelled, &p.Held, &p.Denied, &p.Warning,
+		&p.JSONKey, &p.JSONString, &p.JSONNumber,
+	} {
+		conv(c)
+	}
+	return p
+}
+
 // Styles is every style the workbench uses, built once from a renderer.
 type Styles struct {
 	Renderer *lipgloss.Renderer
-	Palette  Palette
+	// Palette is the palette converted to the renderer's profile (see
+	// Palette.For): build any further style from it, not from Dark or
+	// Light, or rendering goes back to searching for the nearest colour.
+	Palette Palette
 	// Colorless is true when the renderer prints no colour at all (NO_COLOR
 	// or a dumb terminal); panes then mark state with characters instead.
 	Colorless bool
@@ -151,9 +184,12 @@ func New(r *lipgloss.Renderer) Styles {
 }
 
 // NewWithPalette builds the styles for r with an explicit palette (tests
-// and forced themes).
+// and forced themes). The palette is first converted to the renderer's
+// colour profile, and Styles.Palette holds the converted colours.
 func NewWithPalette(r *lipgloss.Renderer, p Palette) Styles {
-	s := Styles{Renderer: r, Palette: p, Colorless: r.ColorProfile() == termenv.Ascii}
+	profile := r.ColorProfile()
+	p = p.For(profile)
+	s := Styles{Renderer: r, Palette: p, Colorless: profile == termenv.Ascii}
 	fg := func(c lipgloss.Color) lipgloss.Style { return r.NewStyle().Foreground(c) }
 
 	s.Header = r.NewStyle().Foreground(p.Text)

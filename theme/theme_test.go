@@ -2,6 +2,8 @@ package theme
 
 import (
 	"io"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/lipgloss"
@@ -42,5 +44,37 @@ func TestPaletteFollowsBackground(t *testing.T) {
 	// the background: text must stay readable on both.
 	if Dark().Text == Light().Text || Dark().SelectedBg == Light().SelectedBg {
 		t.Error("light and dark palettes share text or selection colours")
+	}
+}
+
+// TestPaletteForProfile checks that converting the palette once changes no
+// byte of what is drawn, and that on palette terminals every token is a
+// palette number, so rendering never searches for the nearest colour.
+func TestPaletteForProfile(t *testing.T) {
+	for _, profile := range []termenv.Profile{termenv.TrueColor, termenv.ANSI256, termenv.ANSI, termenv.Ascii} {
+		for _, base := range []Palette{Dark(), Light()} {
+			r := lipgloss.NewRenderer(io.Discard)
+			r.SetColorProfile(profile)
+			conv := base.For(profile)
+			bv, cv := reflect.ValueOf(base), reflect.ValueOf(conv)
+			for i := 0; i < bv.NumField(); i++ {
+				name := bv.Type().Field(i).Name
+				hex, got := bv.Field(i).Interface().(lipgloss.Color), cv.Field(i).Interface().(lipgloss.Color)
+				if (profile == termenv.ANSI256 || profile == termenv.ANSI) && strings.HasPrefix(string(got), "#") {
+					t.Errorf("%v: %s is still %s", profile, name, got)
+				}
+				want := r.NewStyle().Foreground(hex).Background(hex).Render("x")
+				if drawn := r.NewStyle().Foreground(got).Background(got).Render("x"); drawn != want {
+					t.Errorf("%v: %s draws %q, want %q", profile, name, drawn, want)
+				}
+			}
+		}
+	}
+	// The styles are built from the converted palette.
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.ANSI256)
+	r.SetHasDarkBackground(true)
+	if s := New(r); s.Palette != Dark().For(termenv.ANSI256) {
+		t.Error("Styles.Palette is not the converted palette")
 	}
 }

@@ -243,7 +243,7 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 			dur = formatDuration(m.clock.Sub(c.Started))
 		}
 		status := m.statusLabel(c.Status)
-		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), c.Tool, shortArgs(c.Args), dur, "")
+		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), c.Tool, c.argsSummary(), dur, "")
 		if i == sel {
 			row = s.Selected.Render(row)
 		}
@@ -253,8 +253,12 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 	return lines
 }
 
-// statusLabel is a call status in its colour.
+// statusLabel is a call status in its colour. The few labels are styled
+// once each: the calls pane draws one per row on every frame.
 func (m *Model) statusLabel(st engine.CallStatus) string {
+	if l, ok := m.vc.labels[st]; ok {
+		return l
+	}
 	s := m.styles
 	var style lipgloss.Style
 	switch st {
@@ -273,7 +277,12 @@ func (m *Model) statusLabel(st engine.CallStatus) string {
 	default:
 		style = s.Muted
 	}
-	return style.Render(string(st))
+	l := style.Render(string(st))
+	if m.vc.labels == nil {
+		m.vc.labels = map[engine.CallStatus]string{}
+	}
+	m.vc.labels[st] = l
+	return l
 }
 
 // shortArgs renders call arguments as k=v pairs on one line, keys sorted,

@@ -55,6 +55,30 @@ func flatten(c color.Color) (r, g, b uint8) {
 	return uint8((cr + white) >> 8), uint8((cg + white) >> 8), uint8((cb + white) >> 8)
 }
 
+// imageArt keeps an image drawn in characters for the size and profile it
+// was drawn at. Drawing converts every pixel to the terminal's palette (on a
+// 256-colour terminal a nearest-colour search per pixel), which is far too
+// costly to repeat on every frame: a plot shown beside a flooding execution
+// made the image most of the workbench's CPU.
+type imageArt struct {
+	width, rows int
+	profile     termenv.Profile
+	lines       []string
+}
+
+// draw returns img drawn by halfBlocks, from the cache when the size and
+// profile have not changed.
+func (a *imageArt) draw(img image.Image, width, maxRows int, profile termenv.Profile) []string {
+	if a.lines == nil || a.width != width || a.rows != maxRows || a.profile != profile {
+		a.width, a.rows, a.profile = width, maxRows, profile
+		a.lines = halfBlocks(img, width, maxRows, profile)
+		if a.lines == nil {
+			a.lines = []string{}
+		}
+	}
+	return a.lines
+}
+
 // asciiRamp shades pixels by luminance when the terminal shows no colour.
 const asciiRamp = "@%#*+=-:. "
 

@@ -10,8 +10,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
@@ -89,7 +87,7 @@ type Model struct {
 	backend Backend
 	info    HeaderInfo
 	st      *state
-	styles  theme.Styles
+	styles  *theme.Styles // a pointer: the model is copied on every message
 	keys    KeyMap
 	help    help.Model
 	now     func() time.Time
@@ -113,6 +111,11 @@ type Model struct {
 	statusErr bool
 	closed    bool // the event stream ended
 	copyFn    func(string) error
+
+	vc         *viewCache    // drawings kept between frames (render.go)
+	uiVer      uint64        // changes with every message but engine events
+	frameEvery time.Duration // engine events redraw at most once per this
+	deferDraw  bool          // View shows the last frame: a redraw is on its way
 }
 
 // Options tune a Model.
@@ -122,6 +125,10 @@ type Options struct {
 	// Copy puts a string on the clipboard (OSC 52 on the TTY). Without it
 	// the copy key reports that copying is unavailable.
 	Copy func(string) error
+	// FrameInterval is the least time between two screens drawn for
+	// engine events (keys always draw at once). Zero draws after every
+	// batch of events, which tests rely on; Run uses 1/30 s.
+	FrameInterval time.Duration
 }
 
 // NewModel returns the root model drawing with styles.
@@ -137,21 +144,23 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 	ti.Placeholder = "tool, status or session"
 	ti.CharLimit = 64
 	m := Model{
-		backend:   b,
-		info:      b.Info(),
-		st:        newState(true),
-		styles:    styles,
-		keys:      DefaultKeyMap(),
-		help:      h,
-		now:       now,
-		clock:     now(),
-		width:     80,
-		height:    24,
-		leftPct:   50,
-		callsPct:  65,
-		detailPct: 55,
-		calls:     callsPane{follow: true, input: ti},
-		copyFn:    opts.Copy,
+		backend:    b,
+		info:       b.Info(),
+		st:         newState(true),
+		styles:     &styles,
+		keys:       DefaultKeyMap(),
+		help:       h,
+		now:        now,
+		clock:      now(),
+		width:      80,
+		height:     24,
+		leftPct:    50,
+		callsPct:   65,
+		detailPct:  55,
+		calls:      callsPane{follow: true, input: ti},
+		copyFn:     opts.Copy,
+		vc:         &viewCache{},
+		frameEvery: opts.FrameInterval,
 	}
 	m.detail.expanded = map[string]bool{}
 	m.updateKeys()
@@ -168,7 +177,18 @@ func tick() tea.Cmd {
 // Update routes messages.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
+	m.deferDraw = false
+	switch msg.(type) {
+	case eventsMsg, redrawMsg:
+	default:
+		// Anything but engine events may change what is drawn in ways the
+		// pane keys do not name (keys, the filter input, a resize): draw
+		// every pane afresh.
+		m.uiVer = m.vc.nextGen()
+	}
 	switch msg := msg.(type) {
+	case redrawMsg:
+		m.vc.redrawPending = false
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
@@ -178,6 +198,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.st.apply(ev)
 		}
 		m.afterEvents(msg)
+		cmd = m.throttle()
 	case feedClosedMsg:
 		m.closed = true
 		m.status, m.statusErr = "the event stream ended: the server stopped or the recording is over", true
@@ -447,28 +468,6 @@ func (m *Model) layout() layout {
 	return l
 }
 
-// View draws the whole screen.
-func (m Model) View() string {
-	l := m.layout()
-	header := m.headerView()
-	footer := m.footerView()
-	var body string
-	if m.showHelp {
-		body = m.helpView(m.width, m.height-l.headerH-l.footerH)
-	} else {
-		left := lipgloss.JoinVertical(lipgloss.Left,
-			m.box(m.calls.title(&m), m.calls.view(&m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, m.focus == FocusCalls),
-			m.box(m.execs.title(&m), m.execs.view(&m, l.leftW-2, l.execsH-2), l.leftW, l.execsH, m.focus == FocusExecs),
-		)
-		right := lipgloss.JoinVertical(lipgloss.Left,
-			m.box(m.detail.title(&m), m.detail.view(&m, l.rightW-2, l.detailH-2), l.rightW, l.detailH, m.focus == FocusDetail),
-			m.box(m.notebook.title(&m), m.notebook.view(&m, l.rightW-2, l.nbH-2), l.rightW, l.nbH, m.focus == FocusNotebook),
-		)
-		body = lipgloss.JoinHorizontal(lipgloss.Top, left, right)
-	}
-	return lipgloss.JoinVertical(lipgloss.Left, header, body, footer)
-}
-
 // headerView is two lines: where the server is, and what it is doing.
 func (m *Model) headerView() string {
 	s := m.styles
@@ -539,42 +538,6 @@ func (m *Model) footerView() string {
 		return fit(m.styles.StatusBar.Render(m.status), m.width)
 	}
 	return fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.width)
-}
-
-// box draws a pane of exactly w×h cells with its title in the top border.
-func (m *Model) box(title string, lines []string, w, h int, focused bool) string {
-	b, bs, ts := m.styles.BlurredBorder, m.styles.PaneBlurred, m.styles.TitleBlur
-	if focused {
-		b, bs, ts = m.styles.FocusedBorder, m.styles.PaneFocused, m.styles.Title
-	}
-	inner := max(w-2, 0)
-	title = ansi.Truncate(title, max(inner-2, 0), "…")
-	tw := ansi.StringWidth(title)
-	var sb strings.Builder
-	sb.WriteString(bs.Render(b.TopLeft + b.Top))
-	sb.WriteString(ts.Render(title))
-	sb.WriteString(bs.Render(strings.Repeat(b.Top, max(inner-1-tw, 0)) + b.TopRight))
-	for i := 0; i < h-2; i++ {
-		line := ""
-		if i < len(lines) {
-			line = lines[i]
-		}
-		sb.WriteString("\n" + bs.Render(b.Left) + fit(line, inner) + bs.Render(b.Right))
-	}
-	sb.WriteString("\n" + bs.Render(b.BottomLeft+strings.Repeat(b.Bottom, inner)+b.BottomRight))
-	return sb.String()
-}
-
-// fit truncates or pads s (which may hold ANSI styles) to exactly w cells.
-func fit(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	s = ansi.Truncate(s, w, "…")
-	if pad := w - ansi.StringWidth(s); pad > 0 {
-		s += strings.Repeat(" ", pad)
-	}
-	return s
 }
 
 // short returns s cut to n runes.

@@ -251,7 +251,11 @@ func (m *Model) outputLines(o outputState, w int) []string {
 	if len(o.Image) > 0 {
 		switch {
 		case o.img != nil:
-			for _, l := range halfBlocks(o.img, w-4, imageRows, m.styles.Renderer.ColorProfile()) {
+			art := o.art
+			if art == nil {
+				art = &imageArt{}
+			}
+			for _, l := range art.draw(o.img, w-4, imageRows, m.styles.Renderer.ColorProfile()) {
 				out = append(out, "    "+l)
 			}
 		case o.imgErr != "":

@@ -41,10 +41,13 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 	// before bubbletea starts reading keys from the same TTY.
 	r := theme.NewRenderer(tty)
 	styles := theme.New(r)
-	m := NewModel(b, styles, Options{Copy: func(s string) error {
-		r.Output().Copy(s)
-		return nil
-	}})
+	m := NewModel(b, styles, Options{
+		Copy: func(s string) error {
+			r.Output().Copy(s)
+			return nil
+		},
+		FrameInterval: defaultFrameInterval,
+	})
 	p := tea.NewProgram(m,
 		tea.WithInput(tty), tea.WithOutput(tty),
 		tea.WithAltScreen(), tea.WithContext(ctx))

@@ -39,6 +39,17 @@ type callRecord struct {
 	TextCut       int
 	StructuredCut int
 	MetaCut       int
+
+	argsLine string // shortArgs(Args), drawn once: the calls pane shows it on every frame
+	argsDone bool
+}
+
+// argsSummary is the one-line form of the call's arguments.
+func (r *callRecord) argsSummary() string {
+	if !r.argsDone {
+		r.argsLine, r.argsDone = shortArgs(r.Args), true
+	}
+	return r.argsLine
 }
 
 // outputState is one cell output as kept by the workbench.
@@ -46,6 +57,7 @@ type outputState struct {
 	engine.OutputSnapshot
 	img    image.Image // decoded and reduced image, when the output is one
 	imgErr string      // why the image could not be decoded
+	art    *imageArt   // img drawn in characters, shared by the copies of this output
 }
 
 // cellState is one cell of a notebook in use.
@@ -70,6 +82,7 @@ func (c *cellState) snapshot() engine.CellSnapshot {
 
 // notebookState is a notebook in use, kept up to date from notebook events.
 type notebookState struct {
+	ver                  uint64 // bumped on every change, for the pane's cache
 	Name, Path, KernelID string
 	Cells                []cellState
 	LastCellID           string // the cell changed last
@@ -129,6 +142,15 @@ type state struct {
 	haveServer bool
 	Missed     uint64 // events the bus dropped because we were slow
 	Applied    uint64 // events applied
+
+	// Change counters, one per part of the state: each is bumped when its
+	// part changes, so that the workbench redraws a pane only when what
+	// the pane shows changed. Under an output flood only execsVer moves.
+	callsVer     uint64 // calls and the count of dropped calls
+	notebooksVer uint64 // notebooks opened or closed (each has its own ver)
+	execsVer     uint64 // executions and their output
+	kernelsVer   uint64 // kernels and sandboxes
+	serverVer    uint64 // server state, sessions, missed events
 }
 
 func newState(decodeImages bool) *state {
@@ -149,14 +171,17 @@ func (s *state) apply(ev engine.Event) {
 	switch ev.Type {
 	case engine.EvCallStarted, engine.EvCallProgress, engine.EvCallHeld, engine.EvCallFinished:
 		if ev.Call != nil {
+			s.callsVer++
 			s.applyCall(ev)
 		}
 	case engine.EvSessionOpened:
 		if ev.Session != nil {
+			s.serverVer++
 			s.sessions[ev.Session.ID] = ev.Session.Client
 		}
 	case engine.EvSessionClosed:
 		if ev.Session != nil {
+			s.serverVer++
 			delete(s.sessions, ev.Session.ID)
 		}
 	case engine.EvNotebookOpened, engine.EvNotebookChanged, engine.EvNotebookClosed:
@@ -165,10 +190,12 @@ func (s *state) apply(ev engine.Event) {
 		}
 	case engine.EvExecStarted, engine.EvExecOutput, engine.EvExecFinished:
 		if ev.Exec != nil {
+			s.execsVer++
 			s.applyExec(ev)
 		}
 	case engine.EvKernelStatus:
 		if ev.Kernel != nil {
+			s.kernelsVer++
 			k := *ev.Kernel
 			if old, ok := s.kernels[k.ID]; ok && k.Name == "" {
 				k.Name = old.Name
@@ -177,10 +204,12 @@ func (s *state) apply(ev engine.Event) {
 		}
 	case engine.EvSandboxStatus:
 		if ev.Sandbox != nil {
+			s.kernelsVer++
 			s.sandboxes[ev.Sandbox.Name] = *ev.Sandbox
 		}
 	case engine.EvServerState:
 		if ev.Server != nil {
+			s.serverVer++
 			srv := *ev.Server
 			if srv.JupyterURL == "" {
 				srv.JupyterURL = s.server.JupyterURL
@@ -188,6 +217,7 @@ func (s *state) apply(ev engine.Event) {
 			s.server, s.haveServer = srv, true
 		}
 	case engine.EvMissed:
+		s.serverVer++
 		s.Missed += ev.Missed
 	}
 }
@@ -233,6 +263,7 @@ func (s *state) applyCall(ev engine.Event) {
 	}
 	if len(c.Args) > 0 {
 		r.Args, r.ArgsCut = capBytes(c.Args, maxArgsBytes)
+		r.argsDone = false
 	}
 	if c.Destructive {
 		r.Destructive = true
@@ -316,6 +347,9 @@ func (s *state) newOutput(o engine.OutputSnapshot) outputState {
 	out := outputState{OutputSnapshot: o}
 	if len(o.Image) > 0 && s.decodeImages {
 		out.img, out.imgErr = decodeImage(o.MimeType, o.Image)
+		if out.img != nil {
+			out.art = &imageArt{}
+		}
 	}
 	return out
 }
@@ -343,6 +377,7 @@ func (s *state) applyNotebook(ev engine.Event) {
 	n := ev.Notebook
 	if ev.Type == engine.EvNotebookClosed {
 		if _, ok := s.notebooks[n.Name]; ok {
+			s.notebooksVer++
 			delete(s.notebooks, n.Name)
 			for i, name := range s.notebookOrder {
 				if name == n.Name {
@@ -356,9 +391,11 @@ func (s *state) applyNotebook(ev engine.Event) {
 	nb, ok := s.notebooks[n.Name]
 	if !ok {
 		nb = &notebookState{Name: n.Name}
+		s.notebooksVer++
 		s.notebooks[n.Name] = nb
 		s.notebookOrder = append(s.notebookOrder, n.Name)
 	}
+	nb.ver++
 	if n.Path != "" {
 		nb.Path = n.Path
 	}
@@ -525,13 +562,17 @@ func (x *execRecord) addOutput(o engine.OutputSnapshot) {
 }
 
 // appendText splits text into lines and keeps the last maxExecTailLines. A
-// single enormous text costs one pass: only its last lines are kept.
+// single enormous text costs one pass: only its last lines are kept. Lines
+// are cut from text in place, and the tail is trimmed within its own array,
+// so a flood of one-line outputs allocates next to nothing per output.
 func (x *execRecord) appendText(text string) {
 	if text == "" {
 		return
 	}
-	text = x.partial + text
-	x.partial = ""
+	if x.partial != "" {
+		text = x.partial + text
+		x.partial = ""
+	}
 	complete := strings.HasSuffix(text, "\n")
 	text = strings.TrimSuffix(text, "\n")
 	// Count and skip lines that would fall out of the tail anyway.
@@ -545,20 +586,32 @@ func (x *execRecord) appendText(text string) {
 		text = text[idx:]
 		x.LinesDropped += skip
 	}
-	lines := strings.Split(text, "\n")
-	if !complete {
-		x.partial, _ = capString(lines[len(lines)-1], maxLineBytes)
-		lines = lines[:len(lines)-1]
+	for {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			break
+		}
+		x.pushLine(text[:i])
+		text = text[i+1:]
 	}
-	for _, l := range lines {
-		l, _ = capString(strings.TrimSuffix(l, "\r"), maxLineBytes)
-		x.tail = append(x.tail, l)
+	if complete {
+		x.pushLine(text)
+	} else {
+		x.partial, _ = capString(text, maxLineBytes)
 	}
 	if len(x.tail) > 2*maxExecTailLines {
 		drop := len(x.tail) - maxExecTailLines
 		x.LinesDropped += drop
-		x.tail = append([]string(nil), x.tail[drop:]...)
+		kept := copy(x.tail, x.tail[drop:])
+		clear(x.tail[kept:]) // let the dropped lines' text be collected
+		x.tail = x.tail[:kept]
 	}
+}
+
+// pushLine appends one complete line to the tail.
+func (x *execRecord) pushLine(l string) {
+	l, _ = capString(strings.TrimSuffix(l, "\r"), maxLineBytes)
+	x.tail = append(x.tail, l)
 }
 
 // trimExecs keeps every running execution and the latest finished ones.

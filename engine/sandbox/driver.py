@@ -32,6 +32,9 @@ os.set_inheritable(3, False)
 os.set_inheritable(4, False)
 sys.argv = [""]
 EVT_LOCK = threading.Lock()
+# RAW_SYNC ends each request's raw output on fds 1 and 2 (see main); eval.go
+# strips it. Record separators do not occur in ordinary text output.
+RAW_SYNC = b"\x1ejms-raw-sync\x1e"
 # RUN_LOCK orders stream events before the "done" of their request, so that
 # the flusher thread never sends a request's output after its end.
 RUN_LOCK = threading.RLock()
@@ -279,6 +282,15 @@ def main():
                 STDERR.flush()
             except BaseException:
                 pass
+            # Output that bypassed sys.stdout (subprocesses, C code) travels
+            # on the real fds 1 and 2, which the server reads separately:
+            # a marker at the end of each tells it when it has all of this
+            # request's raw output, so none of it lands after "done".
+            for fd in (1, 2):
+                try:
+                    os.write(fd, RAW_SYNC)
+                except BaseException:
+                    pass
             emit({"id": current_id, "type": "done", "status": status, "count": count})
             current_id = None
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -100,7 +101,17 @@ type evalRun struct {
 	failed bool // failRun took it
 	once   sync.Once
 	done   chan struct{}
+	// rawSynced receives one value per raw stream (stdout, stderr) when
+	// its end-of-request marker has been read.
+	rawSynced chan struct{}
 }
+
+// rawSync is the marker the driver writes on its real stdout and stderr at
+// the end of every request (driver.py RAW_SYNC).
+var rawSync = []byte("\x1ejms-raw-sync\x1e")
+
+// rawSyncWait bounds how long a finished run waits for its raw output.
+const rawSyncWait = 2 * time.Second
 
 func (r *evalRun) finish(status string, count *int) {
 	r.once.Do(func() {
@@ -413,36 +424,87 @@ func (s *EvalSandbox) handleEvent(line []byte) {
 		run.add(notebook.Output{OutputType: notebook.Error, EName: ev.EName, EValue: ev.EValue, Traceback: ev.Traceback})
 	case "done":
 		n := ev.Count
+		// Raw output (subprocesses) arrives on other pipes: wait until
+		// both have delivered this request's part before finishing.
+		timeout := time.NewTimer(rawSyncWait)
+		for i := 0; i < 2; i++ {
+			select {
+			case <-run.rawSynced:
+			case <-timeout.C:
+				i = 2
+			}
+		}
+		timeout.Stop()
 		run.finish(ev.Status, &n)
 	}
 }
 
-// readRaw forwards what bypassed sys.stdout/sys.stderr to the current run.
+// readRaw forwards what bypassed sys.stdout/sys.stderr to the current run,
+// and signals the run when the driver's end-of-request marker comes by.
 func (s *EvalSandbox) readRaw(r io.ReadCloser, name string) {
 	defer r.Close()
 	buf := make([]byte, 32<<10)
+	var pending []byte
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			text := string(buf[:n])
-			s.mu.Lock()
-			run := s.run
-			if name == "stderr" {
-				s.stderrTail = append(s.stderrTail, buf[:n]...)
-				if len(s.stderrTail) > 2048 {
-					s.stderrTail = s.stderrTail[len(s.stderrTail)-2048:]
+			pending = append(pending, buf[:n]...)
+			for {
+				i := bytes.Index(pending, rawSync)
+				if i < 0 {
+					break
+				}
+				s.forwardRaw(name, pending[:i])
+				pending = pending[i+len(rawSync):]
+				s.mu.Lock()
+				run := s.run
+				s.mu.Unlock()
+				if run != nil {
+					select {
+					case run.rawSynced <- struct{}{}:
+					default:
+					}
 				}
 			}
-			s.mu.Unlock()
-			if run != nil {
-				run.add(notebook.Output{OutputType: notebook.Stream, Name: name, Text: text})
-			} else {
-				s.log.Debug("eval sandbox output outside a run", "stream", name, "text", text)
+			// Keep back only a tail that could be the start of a marker
+			// split across reads; everything else streams at once.
+			keep := 0
+			for k := min(len(rawSync)-1, len(pending)); k > 0; k-- {
+				if bytes.HasSuffix(pending, rawSync[:k]) {
+					keep = k
+					break
+				}
 			}
+			s.forwardRaw(name, pending[:len(pending)-keep])
+			pending = append(pending[:0], pending[len(pending)-keep:]...)
 		}
 		if err != nil {
+			s.forwardRaw(name, pending)
 			return
 		}
+	}
+}
+
+// forwardRaw hands raw output to the current run (and keeps a stderr tail
+// for crash reports).
+func (s *EvalSandbox) forwardRaw(name string, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	text := string(data)
+	s.mu.Lock()
+	run := s.run
+	if name == "stderr" {
+		s.stderrTail = append(s.stderrTail, data...)
+		if len(s.stderrTail) > 2048 {
+			s.stderrTail = s.stderrTail[len(s.stderrTail)-2048:]
+		}
+	}
+	s.mu.Unlock()
+	if run != nil {
+		run.add(notebook.Output{OutputType: notebook.Stream, Name: name, Text: text})
+	} else {
+		s.log.Debug("eval sandbox output outside a run", "stream", name, "text", text)
 	}
 }
 
@@ -470,7 +532,7 @@ func (s *EvalSandbox) Execute(ctx context.Context, req Request) (Result, error) 
 		return Result{}, ErrNotRunning
 	}
 	s.nextID++
-	run := &evalRun{id: s.nextID, onOutput: req.OnOutput, done: make(chan struct{})}
+	run := &evalRun{id: s.nextID, onOutput: req.OnOutput, done: make(chan struct{}), rawSynced: make(chan struct{}, 2)}
 	s.run = run
 	s.mu.Unlock()
 	defer func() {

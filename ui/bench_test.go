@@ -1,0 +1,100 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
+)
+
+// BenchmarkFlood is the in-process equivalent of bench figure 7: a cell
+// prints 200,000 lines while a second session makes small calls, and the
+// workbench draws on a 256-colour terminal (what tmux reports) at the
+// bench's 160×50. One op is the whole flood, fed through Update in the
+// bridge's batches with a View after every batch, as bubbletea does; the
+// clock advances as in the real flood (about 0.6 s).
+//
+//	go test ./ui -run XXX -bench Flood -benchtime 3x -cpuprofile cpu.out
+func BenchmarkFlood(b *testing.B) {
+	const (
+		lines = 200_000
+		probe = 50 // batches between the probe session's calls
+	)
+	// The events are built once: the benchmark measures the workbench, not
+	// fmt.
+	batches := make([]eventsMsg, 0, lines/bridgeBatch)
+	for i := 0; i < lines; i += bridgeBatch {
+		batch := make(eventsMsg, 0, bridgeBatch+1)
+		for j := i; j < i+bridgeBatch; j++ {
+			batch = append(batch, engine.Event{Type: engine.EvExecOutput, Exec: &engine.ExecEvent{ID: "x1",
+				Output: &engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("%d\n", j)}}})
+		}
+		n := i / bridgeBatch
+		id := fmt.Sprintf("probe-%d", n/probe)
+		switch n % probe {
+		case 0:
+			batch = append(batch, engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id,
+				Session: "sess-probe", Tool: "read_cell", Status: engine.CallRunning, Started: t0.Add(40 * time.Second),
+				Args: raw(b, map[string]any{"cell_index": n, "notebook_name": "probe"})}})
+		case 1:
+			batch = append(batch, engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id,
+				Session: "sess-probe", Tool: "read_cell", Status: engine.CallOK, Duration: time.Millisecond,
+				Text:       "print(1)",
+				Structured: raw(b, map[string]any{"kind": "cell", "result": map[string]any{"index": n, "source": "print(1)"}})}})
+		}
+		batches = append(batches, batch)
+	}
+
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.ANSI256)
+	r.SetHasDarkBackground(true)
+	styles := theme.New(r)
+
+	// every-batch draws after every batch, as tests do; 30fps is Run's
+	// setting, where batches closer than a frame show the last frame.
+	for _, c := range []struct {
+		name  string
+		frame time.Duration
+	}{{"every-batch", 0}, {"30fps", defaultFrameInterval}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			frames := 0
+			for range b.N {
+				b.StopTimer()
+				clock := t0.Add(30 * time.Second)
+				m := NewModel(newFakeBackend(), styles, Options{Now: func() time.Time { return clock }, FrameInterval: c.frame})
+				m = send(m, tea.WindowSizeMsg{Width: 160, Height: 50})
+				m = send(m, eventsMsg(scenario(b)))
+				b.StartTimer()
+				for _, batch := range batches {
+					// A flood of 200,000 lines takes about 0.6 s of wall
+					// time.
+					clock = clock.Add(300 * time.Microsecond)
+					m = send(m, batch)
+					if !m.deferDraw {
+						frames++
+					}
+					_ = m.View()
+				}
+				// The redraw the last deferred batch asked for.
+				m = send(m, redrawMsg{})
+				_ = m.View()
+			}
+			runtime.ReadMemStats(&ms1)
+			events := float64(b.N * lines)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
+			b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/events, "allocs/event")
+			b.ReportMetric(float64(frames)/float64(b.N), "frames/flood")
+		})
+	}
+}

@@ -1,0 +1,326 @@
+package ui
+
+import (
+	"bytes"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// Drawing is kept cheap under an output flood in three ways. bubbletea calls
+// View after every message, and a cell printing 200,000 lines sends a batch
+// of events every few milliseconds, so:
+//
+//   - each pane's drawing is cached under a key naming everything it shows
+//     (the versions of the state it reads, its selection, size and focus),
+//     and a flood of output redraws the executions pane alone;
+//   - with Options.FrameInterval set (Run sets it), engine events redraw the
+//     screen at most once per interval: the frame in between is the last
+//     one, and a redrawMsg scheduled for the end of the interval draws the
+//     latest state. Keys and everything else the person does draw at once;
+//   - lines of plain ASCII are fitted to a pane without the grapheme
+//     segmentation that styled or wide text needs.
+
+// defaultFrameInterval is Run's frame interval: 30 frames a second is
+// smooth for a person and half the redraws of bubbletea's 60.
+const defaultFrameInterval = time.Second / 30
+
+// redrawMsg draws the state that engine events changed while drawing was
+// held back by the frame interval.
+type redrawMsg struct{}
+
+// cached is one drawing and the key it was drawn under.
+type cached[K comparable] struct {
+	ok  bool
+	key K
+	out string
+}
+
+// get returns the drawing for key, drawing it only when key changed.
+func (c *cached[K]) get(key K, draw func() string) string {
+	if !c.ok || c.key != key {
+		c.key, c.out, c.ok = key, draw(), true
+	}
+	return c.out
+}
+
+// paneKey names what a pane's drawing depends on. Panes fill the fields
+// they read and leave the others zero.
+type paneKey struct {
+	w, h    int
+	focused bool
+	// ui changes with every message that is not an engine event: keys,
+	// the filter input, resizes, ticks. It covers what the person changes
+	// (folds, filter, scroll) without naming each of those fields.
+	ui uint64
+	// times are the elapsed times the pane shows, as drawn; clock is the
+	// drawing time in nanoseconds when the pane shows a countdown, else
+	// zero.
+	times      string
+	clock      int64
+	v1, v2, v3 uint64 // versions of the parts of the state the pane shows
+	s1, s2     string // selections that engine events move
+	n1, n2     int
+	b1         bool
+}
+
+// headerKey names what the header shows.
+type headerKey struct {
+	w                        int
+	calls, notebooks, server uint64
+	closed                   bool
+}
+
+// footerKey names what the footer shows.
+type footerKey struct {
+	w         int
+	pending   pendingKind
+	status    string
+	statusErr bool
+	enabled   uint32 // one bit per binding of the short help
+	paused    bool   // the pause key's help text
+}
+
+// viewCache is shared by every copy of a Model (bubbletea passes the model
+// by value), so what one View drew serves the next.
+type viewCache struct {
+	gen                            uint64 // source of Model.uiVer
+	header                         cached[headerKey]
+	footer                         cached[footerKey]
+	calls, detail, notebook, execs cached[paneKey]
+
+	labels map[engine.CallStatus]string // call statuses in their colours
+
+	frame         string    // the last screen drawn
+	drawnAt       time.Time // the clock it was drawn at
+	redrawPending bool      // a redrawMsg is on its way
+}
+
+// nextGen returns a value of Model.uiVer never used before, so that two
+// copies of a model that diverged never share a drawing.
+func (vc *viewCache) nextGen() uint64 {
+	vc.gen++
+	return vc.gen
+}
+
+// throttle decides, after a batch of engine events, whether the screen
+// waits for the end of the frame interval; it returns the command that
+// ends the wait, when one is not already on its way.
+func (m *Model) throttle() tea.Cmd {
+	if m.frameEvery <= 0 || m.vc.frame == "" {
+		return nil
+	}
+	since := m.clock.Sub(m.vc.drawnAt)
+	if since >= m.frameEvery || since < 0 {
+		return nil
+	}
+	m.deferDraw = true
+	if m.vc.redrawPending {
+		return nil
+	}
+	m.vc.redrawPending = true
+	return tea.Tick(m.frameEvery-since, func(time.Time) tea.Msg { return redrawMsg{} })
+}
+
+// View draws the whole screen from the cached drawings of the panes whose
+// inputs did not change.
+func (m Model) View() string {
+	vc := m.vc
+	if m.deferDraw && vc.frame != "" {
+		return vc.frame
+	}
+	l := m.layout()
+	header := vc.header.get(headerKey{m.width, m.st.callsVer, m.st.notebooksVer, m.st.serverVer, m.closed}, m.headerView)
+	footer := vc.footer.get(m.footerKey(), m.footerView)
+	var body []string
+	bodyW := m.width
+	if m.showHelp {
+		body = strings.Split(m.helpView(m.width, m.height-l.headerH-l.footerH), "\n")
+	} else {
+		calls := vc.calls.get(m.callsKey(l), func() string {
+			return m.box(m.calls.title(&m), m.calls.view(&m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, m.focus == FocusCalls)
+		})
+		execs := vc.execs.get(m.execsKey(l), func() string {
+			return m.box(m.execs.title(&m), m.execs.view(&m, l.leftW-2, l.execsH-2), l.leftW, l.execsH, m.focus == FocusExecs)
+		})
+		detail := vc.detail.get(m.detailKey(l), func() string {
+			return m.box(m.detail.title(&m), m.detail.view(&m, l.rightW-2, l.detailH-2), l.rightW, l.detailH, m.focus == FocusDetail)
+		})
+		notebook := vc.notebook.get(m.notebookKey(l), func() string {
+			return m.box(m.notebook.title(&m), m.notebook.view(&m, l.rightW-2, l.nbH-2), l.rightW, l.nbH, m.focus == FocusNotebook)
+		})
+		// Every box is exactly its size, so the columns join line by line
+		// without measuring a line.
+		left := strings.Split(calls+"\n"+execs, "\n")
+		right := strings.Split(detail+"\n"+notebook, "\n")
+		body = make([]string, max(len(left), len(right)))
+		for i := range body {
+			if i < len(left) {
+				body[i] = left[i]
+			}
+			if i < len(right) {
+				body[i] += right[i]
+			}
+		}
+		bodyW = l.leftW + l.rightW
+	}
+	// The header and footer are the window's width; on a window narrower
+	// than the two columns' minimum they are padded to the body's width,
+	// as lipgloss.JoinVertical would.
+	pad := ""
+	if bodyW > m.width {
+		pad = strings.Repeat(" ", bodyW-m.width)
+	}
+	var sb strings.Builder
+	sb.Grow(len(header) + len(footer) + len(body)*(bodyW+16))
+	for _, line := range strings.Split(header, "\n") {
+		sb.WriteString(line + pad + "\n")
+	}
+	for _, line := range body {
+		sb.WriteString(line)
+		sb.WriteByte('\n')
+	}
+	sb.WriteString(footer + pad)
+	vc.frame, vc.drawnAt = sb.String(), m.clock
+	return vc.frame
+}
+
+func (m *Model) footerKey() footerKey {
+	k := footerKey{w: m.width, pending: m.pending.kind, status: m.status, statusErr: m.statusErr, paused: m.st.server.Paused}
+	for i, b := range m.keys.ShortHelp() {
+		if b.Enabled() {
+			k.enabled |= 1 << i
+		}
+	}
+	return k
+}
+
+// clockIf is the clock for a pane key when the pane shows elapsed times.
+func (m *Model) clockIf(shows bool) int64 {
+	if shows {
+		return m.clock.UnixNano()
+	}
+	return 0
+}
+
+func active(c *callRecord) bool {
+	return c.Status == engine.CallRunning || c.Status == engine.CallHeld
+}
+
+// The calls and executions panes show elapsed times of what runs; their
+// keys hold those times as drawn, so a pane is redrawn when a time it shows
+// changes (every millisecond under a second, every tenth of a second under
+// a minute), not on every frame.
+
+func (m *Model) callsKey(l layout) paneKey {
+	vis := m.calls.visible(m)
+	var times []byte
+	for _, c := range vis[min(m.calls.offset, len(vis)):min(m.calls.offset+l.callsH, len(vis))] {
+		if active(c) {
+			times = append(append(times, formatDuration(m.clock.Sub(c.Started))...), ' ')
+		}
+	}
+	return paneKey{w: l.leftW, h: l.callsH, focused: m.focus == FocusCalls, ui: m.uiVer, times: string(times),
+		v1: m.st.callsVer, s1: m.calls.selected, n1: m.calls.offset, b1: m.calls.follow}
+}
+
+func (m *Model) execsKey(l layout) paneKey {
+	var times []byte
+	for _, x := range m.st.execs {
+		if x.Running() {
+			times = append(append(times, formatDuration(m.clock.Sub(x.Started))...), ' ')
+		}
+	}
+	return paneKey{w: l.leftW, h: l.execsH, focused: m.focus == FocusExecs, ui: m.uiVer, times: string(times),
+		v1: m.st.execsVer, v2: m.st.kernelsVer, s1: m.execs.selected}
+}
+
+func (m *Model) detailKey(l layout) paneKey {
+	c := m.selectedCall()
+	// A running call shows its time so far; a finished one may show cache
+	// TTLs counting down, which only _meta with a ttlMs holds.
+	var times string
+	if c != nil && active(c) {
+		times = formatDuration(m.clock.Sub(c.Started))
+	}
+	ticking := c != nil && bytes.Contains(c.Meta, []byte(`"ttlMs"`))
+	return paneKey{w: l.rightW, h: l.detailH, focused: m.focus == FocusDetail, ui: m.uiVer, times: times, clock: m.clockIf(ticking),
+		v1: m.st.callsVer, s1: m.detail.callID, s2: m.detail.version, n1: m.detail.cursor, n2: m.detail.offset}
+}
+
+func (m *Model) notebookKey(l layout) paneKey {
+	k := paneKey{w: l.rightW, h: l.nbH, focused: m.focus == FocusNotebook, ui: m.uiVer,
+		v1: m.st.notebooksVer, v2: m.st.kernelsVer, s1: m.notebook.name, n1: m.notebook.cell}
+	if nb := m.st.notebooks[m.notebook.name]; nb != nil {
+		k.v3, k.s2 = nb.ver, m.actedOnCell(nb)
+	}
+	return k
+}
+
+// box draws a pane of exactly w×h cells with its title in the top border.
+func (m *Model) box(title string, lines []string, w, h int, focused bool) string {
+	b, bs, ts := m.styles.BlurredBorder, m.styles.PaneBlurred, m.styles.TitleBlur
+	if focused {
+		b, bs, ts = m.styles.FocusedBorder, m.styles.PaneFocused, m.styles.Title
+	}
+	inner := max(w-2, 0)
+	title = ansi.Truncate(title, max(inner-2, 0), "…")
+	tw := ansi.StringWidth(title)
+	// The side borders are the same on every line: style them once.
+	left, right := bs.Render(b.Left), bs.Render(b.Right)
+	var sb strings.Builder
+	sb.WriteString(bs.Render(b.TopLeft + b.Top))
+	sb.WriteString(ts.Render(title))
+	sb.WriteString(bs.Render(strings.Repeat(b.Top, max(inner-1-tw, 0)) + b.TopRight))
+	for i := 0; i < h-2; i++ {
+		line := ""
+		if i < len(lines) {
+			line = lines[i]
+		}
+		sb.WriteString("\n")
+		sb.WriteString(left)
+		sb.WriteString(fit(line, inner))
+		sb.WriteString(right)
+	}
+	sb.WriteString("\n" + bs.Render(b.BottomLeft+strings.Repeat(b.Bottom, inner)+b.BottomRight))
+	return sb.String()
+}
+
+// fit truncates or pads s (which may hold ANSI styles) to exactly w cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if plainASCII(s) {
+		// One byte is one cell: what ansi.Truncate and StringWidth
+		// compute, without segmenting graphemes. Most output lines of a
+		// flood take this path.
+		if len(s) > w {
+			return s[:w-1] + "…"
+		}
+		if len(s) == w {
+			return s
+		}
+		return s + strings.Repeat(" ", w-len(s))
+	}
+	s = ansi.Truncate(s, w, "…")
+	if pad := w - ansi.StringWidth(s); pad > 0 {
+		s += strings.Repeat(" ", pad)
+	}
+	return s
+}
+
+// plainASCII reports whether s is printable ASCII only: no escapes, no
+// control characters, no wide or combining characters.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
