@@ -123,6 +123,13 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 		return NotebookInfo{}, Userf("mode %q is not valid: use \"connect\" to open an existing notebook or \"create\" to make a new one", mode)
 	}
 	kernelID = strings.TrimSpace(kernelID)
+	// The reference lets kernel_id name a sandbox too: a jupyter-server
+	// sandbox on this server is a kernel the notebook can attach to.
+	if k, ok, err := e.sandboxes.notebookKernel(kernelID, e.JupyterURL()); err != nil {
+		return NotebookInfo{}, err
+	} else if ok {
+		kernelID = k
+	}
 
 	e.useMu.Lock()
 	defer e.useMu.Unlock()

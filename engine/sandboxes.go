@@ -504,3 +504,29 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 	}
 	return res, true, nil
 }
+
+// notebookKernel resolves a use_notebook kernel_id that names a sandbox (by
+// id or name) to the Jupyter kernel behind it. ok is false when ref names no
+// sandbox. A sandbox that cannot host a notebook (not a Jupyter kernel, or a
+// kernel on another server than the connected one) is refused, saying why.
+func (r *sandboxRegistry) notebookKernel(ref, serverURL string) (kernelID string, ok bool, err error) {
+	if r == nil {
+		return "", false, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, en := range r.byName {
+		if en.id != ref && en.name != ref {
+			continue
+		}
+		si := en.sb.Info()
+		switch {
+		case en.variant != sandbox.JupyterServer || si.KernelID == "":
+			return "", true, Userf("sandbox %q (variant %s) cannot host a notebook: only a jupyter-server sandbox is a Jupyter kernel a notebook can attach to; use use_sandbox to route execute_code to it instead", en.name, en.variant)
+		case strings.TrimRight(si.URL, "/") != strings.TrimRight(serverURL, "/"):
+			return "", true, Userf("sandbox %q runs its kernel on %s, not on the connected Jupyter server (%s), where the notebook lives; a notebook can only attach to a kernel on its own server", en.name, si.URL, serverURL)
+		}
+		return si.KernelID, true, nil
+	}
+	return "", false, nil
+}

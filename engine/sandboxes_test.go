@@ -442,3 +442,37 @@ func containsStr(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestUseNotebookOnASandbox(t *testing.T) {
+	t.Parallel()
+	srv := jupytertest.Start(t)
+	ctx := context.Background()
+	e, err := New(ctx, Config{JupyterURL: srv.URL, JupyterToken: srv.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	dir := srv.Subdir(t)
+
+	js, err := e.LaunchSandbox(ctx, "s", SandboxSpec{Name: "js", Variant: "jupyter-server", Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := e.LaunchSandbox(ctx, "s", SandboxSpec{Name: "ev", Variant: "eval", Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// By the sandbox's id: the notebook runs on the sandbox's kernel.
+	info, err := e.UseNotebook(ctx, "s", "nb", dir+"/on-sandbox.ipynb", "create", js.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.KernelID != js.KernelID {
+		t.Fatalf("notebook kernel %s, sandbox kernel %s", info.KernelID, js.KernelID)
+	}
+	// An eval sandbox is no Jupyter kernel: refused, saying why.
+	_, err = e.UseNotebook(ctx, "s", "nb2", dir+"/on-eval.ipynb", "create", ev.Name)
+	if !IsUserError(err) || !strings.Contains(err.Error(), "cannot host a notebook") {
+		t.Fatalf("eval sandbox as kernel: %v", err)
+	}
+}
