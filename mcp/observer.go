@@ -1,13 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"runtime/debug"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
@@ -74,7 +78,14 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		ctr, ok := req.(*sdk.CallToolRequest)
 		if method != "tools/call" || !ok {
-			return next(ctx, method, req)
+			return s.safely(next, ctx, method, req)
+		}
+		// "arguments": null decodes to a nil map, which the SDK's default
+		// filling then writes into: a panic that would take the whole
+		// server down (every session) for one client's call. Null means no
+		// arguments.
+		if a := bytes.TrimSpace(ctr.Params.Arguments); bytes.Equal(a, []byte("null")) {
+			ctr.Params.Arguments = json.RawMessage("{}")
 		}
 		d := s.tools[ctr.Params.Name]
 		c := &call{id: newCallID(), session: s.sessionID(ctr.Session), req: ctr}
@@ -86,7 +97,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			ID:          c.id,
 			Session:     c.session,
 			Tool:        ctr.Params.Name,
-			Args:        args,
+			Args:        redactArgs(args),
 			Destructive: d != nil && d.destructive,
 		})
 		if err != nil {
@@ -99,7 +110,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 		}
 
-		result, err := next(withCall(callCtx, c), method, req)
+		result, err := s.safely(next, withCall(callCtx, c), method, req)
 		res, _ := result.(*sdk.CallToolResult)
 
 		status := engine.CallOK
@@ -133,7 +144,12 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		if res != nil {
 			outcome.IsError = res.IsError
 			outcome.Text = contentText(res.Content)
-			if res.StructuredContent != nil {
+			// toResult leaves the structured content encoded: the event
+			// shares those bytes rather than encoding them again (that was
+			// a tenth of the server's CPU on a read_cell).
+			if raw, ok := res.StructuredContent.(json.RawMessage); ok {
+				outcome.Structured = raw
+			} else if res.StructuredContent != nil {
 				outcome.Structured, _ = json.Marshal(res.StructuredContent)
 			}
 			if len(res.Meta) > 0 {
@@ -146,6 +162,24 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// safely runs a method handler so that a panic in it (a bug here, in the
+// SDK or in the engine) fails that one request, logged with its stack,
+// instead of killing the process and every session with it.
+func (s *Server) safely(next sdk.MethodHandler, ctx context.Context, method string, req sdk.Request) (res sdk.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("panic in a request handler (server bug)", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			msg := fmt.Sprintf("internal error in this MCP server while handling %s (a bug; it has been logged): %v", method, r)
+			if method == "tools/call" {
+				res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "Server error (Jupyter or this MCP server failed, not your arguments): " + msg}}}, nil
+				return
+			}
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+		}
+	}()
+	return next(ctx, method, req)
 }
 
 // rewriteArgumentError makes the SDK's input-validation error say what the

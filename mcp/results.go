@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -393,8 +395,15 @@ func (s *Server) toResult(d *toolDef, c *call, a *answer) *sdk.CallToolResult {
 	if err != nil {
 		problem = "marshal: " + err.Error()
 	} else {
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
+		// The validator wants the value as JSON decodes it. Decoding raw
+		// again cost more than the validation itself, so the answer is
+		// viewed as JSON in place when its types allow.
+		v, exact := jsonView(structured)
+		if !exact {
+			v = nil
+			err = json.Unmarshal(raw, &v)
+		}
+		if err != nil {
 			ok, problem = false, "unmarshal: "+err.Error()
 		} else if r := s.resolved[d.name]; r != nil {
 			if err := r.Validate(v); err != nil {
@@ -435,7 +444,7 @@ var secretPattern = regexp.MustCompile(`(?i)(token=|token\s+|bearer\s+|authoriza
 
 // redact removes tokens from an error text.
 func redact(text string) string {
-	return secretPattern.ReplaceAllString(text, "${1}[redacted]")
+	return secretPattern.ReplaceAllString(redactURLs(text), "${1}[redacted]")
 }
 
 // errorResult is the result of a call that failed. A *engine.UserError is
@@ -445,9 +454,143 @@ func redact(text string) string {
 func errorResult(err error) *sdk.CallToolResult {
 	var text string
 	if engine.IsUserError(err) {
-		text = err.Error()
+		// A user error may quote a URL the agent gave (with its token):
+		// only URL secrets are removed, since the rest may quote code.
+		text = redactURLs(err.Error())
 	} else {
 		text = "Server error (Jupyter or this MCP server failed, not your arguments): " + redact(err.Error())
 	}
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
 }
+
+// jsonView is jsonValue without reflection for the types answers are
+// made of.
+func jsonView(v any) (any, bool) {
+	switch v := v.(type) {
+	case nil:
+		return nil, true
+	case string:
+		return v, utf8.ValidString(v)
+	case int:
+		return float64(v), true
+	case bool:
+		return v, true
+	case map[string]any:
+		if v == nil {
+			return nil, true
+		}
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			j, ok := jsonView(e)
+			if !ok || !utf8.ValidString(k) {
+				return nil, false
+			}
+			out[k] = j
+		}
+		return out, true
+	case []any:
+		if v == nil {
+			return nil, true
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			j, ok := jsonView(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = j
+		}
+		return out, true
+	case []string:
+		if v == nil {
+			return nil, true
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			if !utf8.ValidString(e) {
+				return nil, false
+			}
+			out[i] = e
+		}
+		return out, true
+	}
+	return jsonValue(reflect.ValueOf(v))
+}
+
+// jsonValue returns what json.Unmarshal into an any would make of
+// json.Marshal(v) (maps as map[string]any, lists as []any, numbers as
+// float64), sharing v's strings instead of copying them. It reports false
+// when v holds something whose encoding it does not mirror exactly (a
+// struct, a json.Marshaler, []byte, float32, a string that is not valid
+// UTF-8, ...); the caller then does the round trip.
+func jsonValue(v reflect.Value) (any, bool) {
+	if !v.IsValid() {
+		return nil, true
+	}
+	t := v.Type()
+	if t.Kind() != reflect.Interface && t.Kind() != reflect.Pointer &&
+		(t.Implements(jsonMarshaler) || t.Implements(textMarshaler) ||
+			reflect.PointerTo(t).Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(textMarshaler)) {
+		return nil, false
+	}
+	switch t.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return nil, true
+		}
+		return jsonValue(v.Elem())
+	case reflect.String:
+		s := v.String()
+		return s, utf8.ValidString(s)
+	case reflect.Bool:
+		return v.Bool(), true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(v.Int()), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(v.Uint()), true
+	case reflect.Float64:
+		return v.Float(), true
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return nil, false // base64 on the wire
+		}
+		if v.IsNil() {
+			return nil, true
+		}
+		out := make([]any, v.Len())
+		for i := range out {
+			e, ok := jsonValue(v.Index(i))
+			if !ok {
+				return nil, false
+			}
+			out[i] = e
+		}
+		return out, true
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String || t.Key() != reflect.TypeFor[string]() {
+			return nil, false
+		}
+		if v.IsNil() {
+			return nil, true
+		}
+		out := make(map[string]any, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			k := it.Key().String()
+			if !utf8.ValidString(k) {
+				return nil, false
+			}
+			e, ok := jsonValue(it.Value())
+			if !ok {
+				return nil, false
+			}
+			out[k] = e
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[interface{ MarshalText() ([]byte, error) }]()
+)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,12 @@ type Options struct {
 	MaxOutputBytes int
 	// Logger receives server logs (never stdout). Default: discard.
 	Logger *slog.Logger
+	// SessionTimeout closes a streamable HTTP session that has sent no
+	// request for this long (a long tool call counts as activity). Zero
+	// keeps sessions until the client deletes them, so a client that
+	// vanishes without doing so leaves its session (goroutines and its
+	// current notebook) behind until the process exits.
+	SessionTimeout time.Duration
 }
 
 // DefaultMaxOutputBytes is the cut-off for a text output in a tool result.
@@ -117,7 +124,7 @@ func (s *Server) RunStdio(ctx context.Context) error {
 // this package free of tokens.
 func (s *Server) HTTPHandler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv },
-		&sdk.StreamableHTTPOptions{Logger: s.log})
+		&sdk.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.opts.SessionTimeout})
 }
 
 // SDK exposes the underlying go-sdk server, for tests and for transports this
