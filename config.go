@@ -36,6 +36,7 @@ func newOptions() []*option {
 		{group: "MCP", name: "bind", env: "MCP_BIND", def: "127.0.0.1", help: "address the HTTP endpoint listens on; anything but loopback prints a warning"},
 		{group: "MCP", name: "mcp-token", env: "MCP_TOKEN", def: "", help: "bearer token HTTP clients must send; empty: a random one is generated and shown"},
 		{group: "MCP", name: "no-auth-loopback-only", env: "MCP_NO_AUTH_LOOPBACK_ONLY", def: "false", help: "INSECURE: accept HTTP requests without a bearer token (only allowed when bound to loopback)"},
+		{group: "MCP", name: "session-timeout", env: "MCP_SESSION_TIMEOUT", def: "21600", help: "seconds after which an HTTP session that sent nothing is closed (a client that vanished without ending it)"},
 		{group: "MCP", name: "tui", env: "MCP_TUI", def: "false", help: "with --transport streamable-http: also show the workbench TUI"},
 		{group: "MCP", name: "feed", env: "MCP_FEED", def: "127.0.0.1:0", help: "stdio mode: address of the live feed that 'attach' connects to (empty: none)"},
 		{group: "Jupyter", name: "jupyter-url", env: "JUPYTER_URL", def: "", help: "Jupyter server to use (e.g. http://localhost:8888 or a JupyterHub http://hub/user/NAME/); empty: start a managed local jupyter-server"},
@@ -188,7 +189,7 @@ func (c *config) validate() error {
 			if n, err := strconv.Atoi(o.value); err != nil || n < 0 || n > 65535 {
 				return bad(o, "a port number 0-65535")
 			}
-		case "timeout", "max-timeout", "approve-timeout":
+		case "timeout", "max-timeout", "approve-timeout", "session-timeout":
 			if n, err := strconv.Atoi(o.value); err != nil || n < 1 {
 				return bad(o, "a whole number of seconds >= 1")
 			}

@@ -81,6 +81,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Images:         cfg.boolean("images"),
 		MaxOutputBytes: cfg.integer("max-output"),
 		Logger:         logger,
+		SessionTimeout: cfg.seconds("session-timeout"),
 	})
 
 	secrets := []string{jupyterToken}

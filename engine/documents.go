@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"path"
 	"slices"
 	"sort"
@@ -219,6 +220,12 @@ func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mo
 	if err != nil {
 		if jupyter.IsNotFound(err) {
 			return nil, time.Time{}, Userf("there is no file %q on the Jupyter server; check the path with list_files, or pass mode \"create\" to create a new notebook there", p)
+		}
+		var ae *jupyter.APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+			// Jupyter answers 400 when it cannot read the file as a
+			// notebook: that is the file's fault, not the server's.
+			return nil, time.Time{}, Userf("%q is not a valid notebook: Jupyter could not read it (%s); fix the file or open it in JupyterLab. Nothing was changed", p, relativePaths(ae.Message, p))
 		}
 		return nil, time.Time{}, err
 	}
@@ -491,4 +498,24 @@ func kernelSpecName(nb *notebook.Notebook) string {
 		return ""
 	}
 	return md.KernelSpec.Name
+}
+
+// relativePaths replaces absolute paths that end in p (the server's file
+// path, which tells an agent about the server's disk and nothing useful) in
+// msg by p itself.
+func relativePaths(msg, p string) string {
+	for {
+		i := strings.Index(msg, "/"+p)
+		if i < 0 || p == "" {
+			return msg
+		}
+		start := i
+		for start > 0 && msg[start-1] != ' ' && msg[start-1] != ':' && msg[start-1] != '\'' && msg[start-1] != '"' {
+			start--
+		}
+		if start == i+1 || msg[start] != '/' {
+			return msg
+		}
+		msg = msg[:start] + p + msg[i+1+len(p):]
+	}
 }

@@ -166,6 +166,12 @@ func (e *Engine) Close() error {
 	case <-time.After(10 * time.Second):
 		e.log.Warn("executions still saving outputs at close")
 	}
+	e.mu.Lock()
+	client := e.client
+	e.mu.Unlock()
+	if client != nil {
+		client.CloseIdleConnections()
+	}
 	return nil
 }
 

@@ -35,10 +35,13 @@ const (
 // run without stdin so that no execution ever waits for a person to type.
 const stdinHint = "Note: input() and getpass() cannot be answered here: code runs without stdin, so the kernel raised StdinNotImplementedError at once. Put the value in the code instead.\n"
 
-// execution is one execute_request in flight and what it produced. A
-// collector goroutine owns the run; the calling method waits on done, on
-// its timeout or on its context, and may return before the run ends, in
-// which case the collector keeps writing outputs into the notebook.
+// execution is one execute_request in flight and what it produced. The
+// kernel channel hands the run's messages to handle and its end to runEnded,
+// on the channel's reader goroutine, so that an output reaches the waiting
+// call without passing through goroutines of its own. The calling method
+// waits on done, on its timeout or on its context, and may return before
+// the run ends, in which case outputs keep being written into the notebook
+// (by a timer every flushInterval, and once at the end).
 type execution struct {
 	e       *Engine
 	id      string
@@ -47,18 +50,18 @@ type execution struct {
 	index   int // the cell's index when the run started
 	kernel  *kernelEntry
 	client  *jupyter.Client
-	run     *jupyter.Run
 	started time.Time
 	callID  string
 
-	done chan struct{} // closed once the run ended and its outputs are saved
+	// ready is closed once the execution is registered (or failed to
+	// start: then startFailed is set). The channel may deliver messages
+	// before the request's write returns; they wait for it, so that
+	// EvExecStarted comes first and finishing finds the run registered.
+	ready       chan struct{}
+	startFailed bool
 
-	// abandoned is closed when the run can never end on its own: its kernel
-	// was restarted under it, and a server without autorestart sends no
-	// word of that on the channel. abandonErr says why.
-	abandoned   chan struct{}
-	abandonOnce sync.Once
-	abandonErr  error
+	done       chan struct{} // closed once the run ended and its outputs are saved
+	finishOnce sync.Once
 
 	mu           sync.Mutex // guards the fields below
 	outs         []*outputState
@@ -69,6 +72,8 @@ type execution struct {
 	err          error // ErrKernelDied, ErrDisconnected, ...
 	restarted    bool
 	interrupted  bool
+	ended        bool        // the run finished or was abandoned: later messages are dropped
+	flushTimer   *time.Timer // a pending timed flush, or nil
 
 	flushMu sync.Mutex // serializes notebook writes of this run
 	flushed int        // the version last saved
@@ -219,7 +224,8 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 	return res.ExecResult, nil
 }
 
-// startExecution sends the code to the kernel and starts the collector.
+// startExecution sends the code to the kernel; the outputs are collected
+// as the channel delivers them.
 func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document, client *jupyter.Client, cellID string, index int, code string, opts ExecOptions) (*execution, error) {
 	if e.closed.Load() {
 		return nil, errors.New("the server is shutting down")
@@ -227,9 +233,22 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 	e.mu.Lock()
 	k.runs++
 	e.mu.Unlock()
+	x := &execution{
+		e:       e,
+		id:      "x" + strconv.FormatUint(e.execSeq.Add(1), 10),
+		doc:     d,
+		cellID:  cellID,
+		index:   index,
+		kernel:  k,
+		client:  client,
+		started: time.Now(),
+		callID:  opts.CallID,
+		ready:   make(chan struct{}),
+		done:    make(chan struct{}),
+	}
 	// The run outlives the call when the timeout passes, so it must not be
 	// tied to the caller's context.
-	run, err := k.conn.Execute(context.WithoutCancel(ctx), jupyter.ExecuteRequest{
+	_, err := k.conn.ExecuteFunc(context.WithoutCancel(ctx), jupyter.ExecuteRequest{
 		Code:         code,
 		StoreHistory: true,
 		AllowStdin:   false, // input() fails at once instead of hanging the kernel
@@ -237,24 +256,12 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 		// abort the requests other calls (or other notebooks on the same
 		// kernel) have queued behind it, as stop_on_error would.
 		StopOnError: false,
-	})
+	}, jupyter.RunHandler{Message: x.handle, End: x.runEnded})
 	if err != nil {
+		x.startFailed = true
+		close(x.ready)
 		e.endRun(k)
 		return nil, fmt.Errorf("sending the code to kernel %s: %w", k.id, err)
-	}
-	x := &execution{
-		e:         e,
-		id:        "x" + strconv.FormatUint(e.execSeq.Add(1), 10),
-		doc:       d,
-		cellID:    cellID,
-		index:     index,
-		kernel:    k,
-		client:    client,
-		run:       run,
-		started:   time.Now(),
-		callID:    opts.CallID,
-		done:      make(chan struct{}),
-		abandoned: make(chan struct{}),
 	}
 	if d != nil {
 		d.setRunning(x)
@@ -269,7 +276,7 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 	e.publish(Event{Type: EvExecStarted, Exec: &ExecEvent{
 		ID: x.id, Notebook: x.docName(), CellID: cellID, KernelID: k.id, CallID: x.callID, Code: code,
 	}})
-	go x.collect()
+	close(x.ready)
 	return x, nil
 }
 
@@ -281,6 +288,24 @@ func (e *Engine) endRun(k *kernelEntry) {
 	e.mu.Unlock()
 	if closeIt {
 		k.conn.Close()
+	}
+}
+
+// endRunAsync is endRun for a finished run: it may run on the kernel
+// channel's reader goroutine, which cannot close its own channel (Close
+// waits for the reader), so an unused channel is closed on the side. The
+// engine's Close still waits for it.
+func (e *Engine) endRunAsync(k *kernelEntry) {
+	e.mu.Lock()
+	k.runs--
+	closeIt := e.unusedLocked(k)
+	e.mu.Unlock()
+	if closeIt {
+		e.execs.Add(1)
+		go func() {
+			defer e.execs.Done()
+			k.conn.Close()
+		}()
 	}
 }
 
@@ -301,30 +326,49 @@ type execOutcome struct {
 // reports progress meanwhile (only from here, so never after it returns).
 func (e *Engine) await(ctx context.Context, x *execution, opts ExecOptions) (execOutcome, error) {
 	timeout := e.timeout(opts.Timeout)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var tick <-chan time.Time
-	if opts.Progress != nil && opts.ProgressInterval > 0 {
-		t := time.NewTicker(opts.ProgressInterval)
-		defer t.Stop()
-		tick = t.C
+	start := time.Now()
+	deadline := start.Add(timeout)
+	// One timer serves both the timeout and the progress reports: most runs
+	// end before either is due.
+	var nextTick time.Time
+	progress := opts.Progress != nil && opts.ProgressInterval > 0
+	due := deadline
+	if progress {
+		nextTick = start.Add(opts.ProgressInterval)
+		if nextTick.Before(due) {
+			due = nextTick
+		}
 	}
+	timer := time.NewTimer(time.Until(due))
+	defer timer.Stop()
 	for {
 		select {
 		case <-x.done:
 			return x.outcome(false), nil
-		case <-timer.C:
-			// Save what arrived so far, so that the notebook shows what
-			// this call returns.
-			x.flush()
-			return x.outcome(true), nil
 		case <-ctx.Done():
 			return x.abort(ctx)
-		case <-tick:
-			x.mu.Lock()
-			n := len(x.outs)
-			x.mu.Unlock()
-			opts.Progress(ExecProgress{Elapsed: time.Since(x.started), Timeout: timeout, Outputs: n})
+		case <-timer.C:
+			now := time.Now()
+			if !now.Before(deadline) {
+				// Save what arrived so far, so that the notebook shows what
+				// this call returns.
+				x.flush()
+				return x.outcome(true), nil
+			}
+			if progress && !now.Before(nextTick) {
+				x.mu.Lock()
+				n := len(x.outs)
+				x.mu.Unlock()
+				opts.Progress(ExecProgress{Elapsed: time.Since(x.started), Timeout: timeout, Outputs: n})
+				for !nextTick.After(now) {
+					nextTick = nextTick.Add(opts.ProgressInterval)
+				}
+			}
+			due = deadline
+			if progress && nextTick.Before(due) {
+				due = nextTick
+			}
+			timer.Reset(time.Until(due))
 		}
 	}
 }
@@ -395,55 +439,57 @@ func (x *execution) materializeLocked() []notebook.Output {
 	return outs
 }
 
-// collect reads the run's messages until it ends, writing outputs into the
-// notebook every flushInterval and once at the end.
-func (x *execution) collect() {
+// runEnded is the channel telling that the run is over. A run of
+// execute_code that ended normally is finished right here: there is nothing
+// to save, and the waiting call wakes without another goroutine in
+// between. Anything else (saving a notebook, restarting a dead kernel) may
+// block, so it is done on a goroutine of its own rather than on the
+// channel's reader.
+func (x *execution) runEnded(reply *jupyter.ExecuteReply, err error) {
+	<-x.ready
+	if x.startFailed {
+		return
+	}
+	if x.doc == nil && err == nil {
+		x.finish(reply, nil)
+		return
+	}
+	go x.finish(reply, err)
+}
+
+// abandon ends a run that can never end on its own: its kernel was
+// restarted under it, and a server without autorestart sends no word of
+// that on the channel. err says why.
+func (x *execution) abandon(err error) {
+	<-x.ready
+	if x.startFailed {
+		return
+	}
+	go x.finish(nil, err)
+}
+
+// finish records how the run ended, saves the outputs, and wakes the
+// waiting call. Only the first call does anything: the run may be both
+// abandoned and ended by the channel.
+func (x *execution) finish(reply *jupyter.ExecuteReply, err error) {
+	x.finishOnce.Do(func() { x.finishRun(reply, err) })
+}
+
+func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 	defer x.e.execs.Done()
-	defer x.e.endRun(x.kernel)
+	defer x.e.endRunAsync(x.kernel)
 	defer func() {
 		x.e.mu.Lock()
 		delete(x.kernel.execs, x)
 		x.e.mu.Unlock()
 	}()
-	var (
-		timer  *time.Timer
-		timerC <-chan time.Time
-	)
-	msgs := x.run.Messages()
-	for msgs != nil {
-		select {
-		case m, ok := <-msgs:
-			if !ok {
-				msgs = nil
-				continue
-			}
-			x.handle(m)
-			if x.doc != nil && timerC == nil {
-				timer = time.NewTimer(flushInterval)
-				timerC = timer.C
-			}
-		case <-timerC:
-			timerC = nil
-			x.flush()
-		case <-x.abandoned:
-			msgs = nil
-		}
-	}
-	if timer != nil {
-		timer.Stop()
-	}
-	var (
-		reply *jupyter.ExecuteReply
-		err   error
-	)
-	select {
-	case <-x.abandoned:
-		err = x.abandonErr
-	default:
-		reply, err = x.run.Wait(context.Background())
-	}
 	status := ""
 	x.mu.Lock()
+	x.ended = true
+	if x.flushTimer != nil {
+		x.flushTimer.Stop()
+		x.flushTimer = nil
+	}
 	switch {
 	case err != nil:
 		x.err = err
@@ -476,14 +522,6 @@ func (x *execution) collect() {
 		Status: status, Elapsed: time.Since(x.started),
 	}})
 	close(x.done)
-}
-
-// abandon ends a run that can no longer finish (see abandoned).
-func (x *execution) abandon(err error) {
-	x.abandonOnce.Do(func() {
-		x.abandonErr = err
-		close(x.abandoned)
-	})
 }
 
 // restartKernel replaces a kernel that died during the run
@@ -585,8 +623,20 @@ type (
 // clear_output(wait=True) clears just before the next output arrives.
 // transient is never stored.
 func (x *execution) handle(m jupyter.Message) {
+	<-x.ready
+	if x.startFailed {
+		return
+	}
 	var snap *OutputSnapshot
 	x.mu.Lock()
+	if x.ended {
+		// Abandoned, and the kernel spoke after all: the result is out.
+		x.mu.Unlock()
+		return
+	}
+	if x.doc != nil && x.flushTimer == nil {
+		x.flushTimer = time.AfterFunc(flushInterval, x.timedFlush)
+	}
 	switch m.Header.MsgType {
 	case "execute_input":
 		var c inputContent
@@ -668,11 +718,15 @@ func (x *execution) handle(m jupyter.Message) {
 		}
 	case "input_request":
 		// Not expected with allow_stdin false; answering keeps a kernel
-		// that asks anyway from waiting forever.
+		// that asks anyway from waiting forever. The write goes on the
+		// side: this runs on the channel's reader, which must not wait
+		// for the socket.
 		x.mu.Unlock()
-		if err := x.kernel.conn.SendInputReply(m.Header, ""); err != nil {
-			x.e.log.Warn("answering an input request", "kernel", x.kernel.id, "err", err)
-		}
+		go func() {
+			if err := x.kernel.conn.SendInputReply(m.Header, ""); err != nil {
+				x.e.log.Warn("answering an input request", "kernel", x.kernel.id, "err", err)
+			}
+		}()
 		return
 	}
 	x.mu.Unlock()
@@ -681,6 +735,15 @@ func (x *execution) handle(m jupyter.Message) {
 			ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID, Output: snap,
 		}})
 	}
+}
+
+// timedFlush saves the outputs of a running cell that is still producing
+// them; the next message arms the timer again.
+func (x *execution) timedFlush() {
+	x.mu.Lock()
+	x.flushTimer = nil
+	x.mu.Unlock()
+	x.flush()
 }
 
 // takePendingClearLocked performs a clear_output(wait=True) when the next

@@ -298,7 +298,7 @@ func (e *Engine) ConnectJupyter(ctx context.Context, url, token string) error {
 	e.useMu.Lock()
 	defer e.useMu.Unlock()
 	e.mu.Lock()
-	docs, kernels := e.docs, e.kernels
+	docs, kernels, old := e.docs, e.kernels, e.client
 	e.client = client
 	e.docs = map[string]*document{}
 	e.current = map[string]string{}
@@ -306,6 +306,9 @@ func (e *Engine) ConnectJupyter(ctx context.Context, url, token string) error {
 	e.mu.Unlock()
 	for _, k := range kernels {
 		k.conn.Close()
+	}
+	if old != nil {
+		old.CloseIdleConnections()
 	}
 	for _, d := range docs {
 		e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{Name: d.name, Path: d.path, KernelID: d.kernel.id}})

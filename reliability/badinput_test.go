@@ -278,7 +278,10 @@ func TestMalformedNotebookFiles(t *testing.T) {
 			t.Errorf("%s: the refusal does not name the file: %q", name, text)
 		}
 		if strings.HasPrefix(text, "Server error") {
-			knownBug(t, "use_notebook on the malformed %s is reported as a server failure (%q); it is the file's fault and should be a user error saying it is not a valid notebook", name, text)
+			t.Errorf("use_notebook on the malformed %s is reported as a server failure (%q); it is the file's fault and should be a user error saying it is not a valid notebook", name, text)
+		}
+		if strings.Contains(text, srv.RootDir) {
+			t.Errorf("%s: the refusal shows the server's absolute path: %q", name, text)
 		}
 		if strings.Contains(text, "internal error") || strings.Contains(text, "panic") {
 			t.Errorf("%s: %q", name, text)

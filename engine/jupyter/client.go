@@ -94,6 +94,11 @@ func NewClient(baseURL, token string, opts Options) (*Client, error) {
 	return c, nil
 }
 
+// CloseIdleConnections closes the keep-alive connections the client holds
+// (Engine.Close and a switch of server call it, so that no connection to a
+// server we are done with lingers).
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
 // BaseURL is the server's base URL, always ending in "/".
 func (c *Client) BaseURL() string { return c.base.String() }
 

@@ -3,6 +3,7 @@ package jupyter
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"testing"
 
 	"github.com/gorilla/websocket"
@@ -97,6 +98,78 @@ func TestEscapePathAndResolve(t *testing.T) {
 	for in, want := range cases {
 		if got := c.resolve(contentsPath(in), nil).String(); got != want {
 			t.Errorf("%q -> %s, want %s", in, got, want)
+		}
+	}
+}
+
+// headerCases are headers as kernels send them, and shapes the hand parser
+// must leave to encoding/json.
+var headerCases = []string{
+	`{}`,
+	` { } `,
+	`{"msg_id": "a1b2_7", "msg_type": "stream", "username": "u", "session": "s-1", "date": "2026-01-01T00:00:00.000000Z", "version": "5.3"}`,
+	`{"date":"2026","msg_id":"x","msg_type":"status","session":"s","username":"username","version":"5.4","subshell_id":null}`,
+	`{"msg_id":"x","msg_id":"y"}`,
+	`{"msg_id":null,"msg_type":"t"}`,
+	`{"MSG_ID":"upper"}`,
+	`{"msg_id":"with \"escape\""}`,
+	`{"msg_id":"caf\u00e9"}`,
+	"{\"msg_id\":\"café\"}",
+	"{\"msg_id\":\"\xff\"}",
+	`{"msg_id":5}`,
+	`{"msg_id":"x","extra":{"nested":1}}`,
+	`{"msg_id":"x","n":1.5e3}`,
+	`{"msg_id":"x",}`,
+	`{"msg_id":"x"`,
+	`{"msg_id":"x"} trailing`,
+	`{"msg_id" "x"}`,
+	`[]`,
+	``,
+	`null`,
+	`{"msg_id":nul}`,
+}
+
+func TestDecodeHeaderMatchesEncodingJSON(t *testing.T) {
+	for _, in := range headerCases {
+		var want Header
+		wantErr := json.Unmarshal([]byte(in), &want)
+		var got Header
+		gotErr := decodeHeader([]byte(in), &got)
+		if (gotErr != nil) != (wantErr != nil) || got != want {
+			t.Errorf("decodeHeader(%q) = %+v, %v; encoding/json says %+v, %v", in, got, gotErr, want, wantErr)
+		}
+	}
+	// The usual shapes take the fast path.
+	var h Header
+	for _, in := range headerCases[:4] {
+		if !fastHeader([]byte(in), &h) {
+			t.Errorf("fastHeader(%q) fell back", in)
+		}
+	}
+}
+
+func FuzzDecodeHeader(f *testing.F) {
+	for _, in := range headerCases {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want, got Header
+		wantErr := json.Unmarshal(data, &want)
+		gotErr := decodeHeader(data, &got)
+		if (gotErr != nil) != (wantErr != nil) || (wantErr == nil && got != want) {
+			t.Fatalf("decodeHeader(%q) = %+v, %v; encoding/json says %+v, %v", data, got, gotErr, want, wantErr)
+		}
+	})
+}
+
+func BenchmarkDecodeV1(b *testing.B) {
+	hdr := []byte(`{"msg_id": "0b6c1a0e-6f5bd0d0a1b1e0f7c2d1e8a9_1234_56", "msg_type": "execute_result", "username": "username", "session": "0b6c1a0e-6f5bd0d0a1b1e0f7c2d1e8a9", "date": "2026-11-30T00:42:38.123456Z", "version": "5.3"}`)
+	parent := []byte(`{"msg_id": "5d0f8e0c-2b1a-4c3d-9e8f-7a6b5c4d3e2f", "msg_type": "execute_request", "username": "jupyter-mcp-server", "session": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "date": "2026-11-30T00:42:38.120000Z", "version": "5.3"}`)
+	frame := encodeV1("iopub", [][]byte{hdr, parent, []byte("{}"), []byte(`{"data": {"text/plain": "2"}, "metadata": {}, "execution_count": 3}`)})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeV1(frame); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

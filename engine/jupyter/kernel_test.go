@@ -506,3 +506,136 @@ func TestRoundTripIsFast(t *testing.T) {
 		t.Fatalf("1+1 p50 %v: Nagle/delayed-ACK stalls are back (want ~5-10 ms)", p50)
 	}
 }
+
+// handlerLog records what a RunHandler saw, failing on a message after
+// the end or a second end.
+type handlerLog struct {
+	t     *testing.T
+	mu    sync.Mutex
+	msgs  []jupyter.Message
+	ends  int
+	reply *jupyter.ExecuteReply
+	err   error
+	ended chan struct{}
+}
+
+func newHandlerLog(t *testing.T) *handlerLog {
+	return &handlerLog{t: t, ended: make(chan struct{})}
+}
+
+func (l *handlerLog) handler() jupyter.RunHandler {
+	return jupyter.RunHandler{
+		Message: func(m jupyter.Message) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.ends > 0 {
+				l.t.Errorf("message %s after the end", m.Header.MsgType)
+			}
+			l.msgs = append(l.msgs, m)
+		},
+		End: func(rep *jupyter.ExecuteReply, err error) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.ends++
+			if l.ends > 1 {
+				l.t.Errorf("End called %d times", l.ends)
+				return
+			}
+			l.reply, l.err = rep, err
+			close(l.ended)
+		},
+	}
+}
+
+func TestExecuteFuncDeliversToTheHandler(t *testing.T) {
+	t.Parallel()
+	_, _, kc := newKernel(t, jupyter.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l := newHandlerLog(t)
+	run, err := kc.ExecuteFunc(ctx, jupyter.ExecuteRequest{Code: "for i in range(200): print(i)\n1+1"}, l.handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-run.Done():
+	case <-ctx.Done():
+		t.Fatal("the run did not finish")
+	}
+	// End has returned before Done closes.
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ends != 1 || l.err != nil || l.reply == nil || l.reply.Status != "ok" {
+		t.Fatalf("end: %d calls, reply %+v, err %v", l.ends, l.reply, l.err)
+	}
+	var text strings.Builder
+	var types []string
+	for _, m := range l.msgs {
+		types = append(types, m.Header.MsgType)
+		if m.ParentHeader.MsgID != run.MsgID() {
+			t.Errorf("message %s of another run", m.Header.MsgType)
+		}
+		if m.Header.MsgType == "stream" {
+			var c struct{ Text string }
+			_ = json.Unmarshal(m.Content, &c)
+			text.WriteString(c.Text)
+		}
+	}
+	if types[0] != "execute_input" || types[len(types)-1] != "execute_result" || slices.Contains(types, "status") {
+		t.Errorf("messages %v", types)
+	}
+	lines := strings.Split(strings.TrimSpace(text.String()), "\n")
+	if len(lines) != 200 || lines[0] != "0" || lines[199] != "199" {
+		t.Errorf("stream text out of order or incomplete: %d lines", len(lines))
+	}
+	// The handler took the messages: Messages has none and is closed.
+	for m := range run.Messages() {
+		t.Errorf("Messages delivered %s", m.Header.MsgType)
+	}
+}
+
+func TestExecuteFuncEndsOnClose(t *testing.T) {
+	t.Parallel()
+	srv := jupytertest.Shared(t)
+	c := srv.Client()
+	k := srv.StartKernel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kc, err := c.ConnectKernel(ctx, k.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newHandlerLog(t)
+	run, err := kc.ExecuteFunc(ctx, jupyter.ExecuteRequest{Code: "import time; print('start', flush=True); time.sleep(30)"}, l.handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Close once the run is under way.
+	for {
+		l.mu.Lock()
+		started := slices.ContainsFunc(l.msgs, func(m jupyter.Message) bool { return m.Header.MsgType == "stream" })
+		l.mu.Unlock()
+		if started {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the run never printed")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	kc.Close()
+	select {
+	case <-l.ended:
+	case <-ctx.Done():
+		t.Fatal("End was not called when the channel closed")
+	}
+	<-run.Done()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !errors.Is(l.err, jupyter.ErrDisconnected) {
+		t.Errorf("End got %v, want ErrDisconnected", l.err)
+	}
+	// Interrupt the sleeping kernel so it is not left busy for other tests.
+	_ = c.InterruptKernel(context.Background(), k.ID)
+}
