@@ -207,8 +207,16 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 		return NotebookInfo{}, err
 	}
 	if _, err := d.client.RestartKernel(ctx, d.kernel.id); err != nil {
+		// jupyter_server 1.x answers a restart of a kernel it does not
+		// know (it restarted, or someone shut the kernel down) with a 500,
+		// not a 404: ask about the kernel itself to tell the two apart.
+		if !jupyter.IsNotFound(err) {
+			if _, gerr := d.client.GetKernel(ctx, d.kernel.id); jupyter.IsNotFound(gerr) {
+				err = gerr
+			}
+		}
 		if jupyter.IsNotFound(err) {
-			return NotebookInfo{}, Userf("the kernel %s of notebook %q no longer exists on the Jupyter server; call unuse_notebook %q and use_notebook again to get a new kernel", d.kernel.id, d.name, d.name)
+			return e.replaceLostKernel(ctx, session, d)
 		}
 		return NotebookInfo{}, err
 	}
@@ -228,6 +236,41 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 		return NotebookInfo{}, err
 	}
 	return e.info(d, session), nil
+}
+
+// replaceLostKernel gives a notebook whose kernel no longer exists (the
+// Jupyter server restarted, or someone shut the kernel down) a fresh one:
+// what restart_notebook promises. The notebook is released and used again
+// under the same name and path, and every session keeps the current
+// notebook it had.
+func (e *Engine) replaceLostKernel(ctx context.Context, session string, d *document) (NotebookInfo, error) {
+	e.mu.Lock()
+	had := map[string]string{}
+	for s, n := range e.current {
+		had[s] = n
+	}
+	e.mu.Unlock()
+	if err := e.UnuseNotebook(ctx, session, d.name); err != nil {
+		return NotebookInfo{}, err
+	}
+	info, err := e.UseNotebook(ctx, session, d.name, d.path, modeConnect, "")
+	if err != nil {
+		return NotebookInfo{}, fmt.Errorf("the kernel %s of notebook %q no longer exists, and starting a new one failed: %w", d.kernel.id, d.name, err)
+	}
+	e.mu.Lock()
+	delete(e.current, session)
+	for s, n := range had {
+		if _, ok := e.docs[n]; ok {
+			e.current[s] = n
+		}
+	}
+	nd := e.docs[d.name]
+	e.mu.Unlock()
+	e.log.Info("replaced a lost kernel", "notebook", d.name, "old", d.kernel.id, "new", info.KernelID)
+	if nd == nil {
+		return info, nil
+	}
+	return e.info(nd, session), nil
 }
 
 // waitKernelReady returns once the kernel answers on the channel. The
