@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,6 +22,8 @@ type Bus struct {
 	mu   sync.Mutex
 	seq  uint64
 	subs map[*Subscription]struct{}
+	// nsubs is len(subs), readable without mu.
+	nsubs atomic.Int32
 }
 
 // NewBus returns an empty bus.
@@ -43,6 +46,12 @@ func (b *Bus) Publish(ev Event) {
 	}
 }
 
+// HasSubscribers reports whether anyone is subscribed, so that a publisher
+// can skip preparing what only an event would carry. A subscriber arriving
+// just after it answered false misses that event, as it would have missed it
+// by subscribing a moment later.
+func (b *Bus) HasSubscribers() bool { return b.nsubs.Load() > 0 }
+
 // Subscribe returns a subscription with a buffer of size events.
 func (b *Bus) Subscribe(size int) *Subscription {
 	if size < 1 {
@@ -58,6 +67,7 @@ func (b *Bus) Subscribe(size int) *Subscription {
 	}
 	b.mu.Lock()
 	b.subs[s] = struct{}{}
+	b.nsubs.Store(int32(len(b.subs)))
 	b.mu.Unlock()
 	go s.deliver()
 	return s
@@ -184,6 +194,7 @@ func (s *Subscription) Close() {
 	s.closeOnce.Do(func() {
 		s.bus.mu.Lock()
 		delete(s.bus.subs, s)
+		s.bus.nsubs.Store(int32(len(s.bus.subs)))
 		s.bus.mu.Unlock()
 		close(s.done)
 	})

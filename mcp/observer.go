@@ -93,11 +93,19 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
+		// The arguments only travel in events. Redacting them decodes
+		// them and runs patterns over every string (a cell's whole
+		// source), which is wasted when no one is listening.
+		if s.e.Bus().HasSubscribers() {
+			args = redactArgs(args)
+		} else {
+			args = nil
+		}
 		callCtx, finish, err := s.e.BeginCall(ctx, engine.CallStart{
 			ID:          c.id,
 			Session:     c.session,
 			Tool:        ctr.Params.Name,
-			Args:        redactArgs(args),
+			Args:        args,
 			Destructive: d != nil && d.destructive,
 		})
 		if err != nil {

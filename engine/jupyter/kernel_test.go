@@ -383,15 +383,25 @@ func TestKernelDeathFailsRun(t *testing.T) {
 	if !seen {
 		t.Errorf("OnState saw %v, want restarting or dead", states)
 	}
-	// The server restarted the kernel; the same channel keeps working.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res := execute(t, kc, "1+1", 30*time.Second)
-		if res.err == nil && res.reply.Status == "ok" {
-			break
+	// The server restarted the kernel; the same channel keeps working. A
+	// request sent while the server swaps its connections to the new
+	// process can be lost without a word, so each attempt gets a short
+	// wait and the next one is sent.
+	deadline := time.Now().Add(60 * time.Second)
+	for attempt := 1; ; attempt++ {
+		run, err := kc.Execute(ctx, jupyter.ExecuteRequest{Code: "1+1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-run.Done():
+			if rep, err := run.Wait(ctx); err == nil && rep.Status == "ok" {
+				return
+			}
+		case <-time.After(3 * time.Second):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("kernel did not come back: %+v %v", res.reply, res.err)
+			t.Fatalf("kernel did not come back after %d attempts: %v", attempt, run.Err())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
