@@ -54,12 +54,32 @@ func (b *Bus) HasSubscribers() bool { return b.nsubs.Load() > 0 }
 
 // Subscribe returns a subscription with a buffer of size events.
 func (b *Bus) Subscribe(size int) *Subscription {
+	return b.subscribe(size, 0)
+}
+
+// SubscribeBatched is Subscribe for observers that do not need each event
+// the moment it happens (the workbench, its feed, recordings): after the
+// first event of a quiet spell the subscription waits window before
+// handing events over, and C is buffered, so a burst of events costs the
+// subscriber one wake-up instead of one per event. The events a tool call
+// publishes then wake no thread while the call is still running, which
+// matters on a machine with two cores.
+func (b *Bus) SubscribeBatched(size int, window time.Duration) *Subscription {
+	return b.subscribe(size, window)
+}
+
+func (b *Bus) subscribe(size int, window time.Duration) *Subscription {
 	if size < 1 {
 		size = DefaultSubscriptionSize
 	}
+	cbuf := 0
+	if window > 0 {
+		cbuf = 256
+	}
 	s := &Subscription{
 		bus:      b,
-		c:        make(chan Event),
+		window:   window,
+		c:        make(chan Event, cbuf),
 		ring:     make([]Event, size),
 		signal:   make(chan struct{}, 1),
 		done:     make(chan struct{}),
@@ -78,8 +98,9 @@ func (b *Bus) Subscribe(size int) *Subscription {
 // Events wait in a ring buffer; a goroutine of the subscription moves them
 // to C one at a time, so the publisher only ever touches the buffer.
 type Subscription struct {
-	bus *Bus
-	c   chan Event
+	bus    *Bus
+	c      chan Event
+	window time.Duration // batching delay (SubscribeBatched), 0 = none
 
 	mu      sync.Mutex
 	ring    []Event
@@ -135,9 +156,18 @@ func (s *Subscription) next() (Event, bool) {
 func (s *Subscription) deliver() {
 	defer close(s.finished)
 	defer close(s.c)
+	quiet := true // nothing was pending when deliver last looked
 	for {
+		if quiet && s.window > 0 && s.pendingEvents() {
+			// The first event after a quiet spell: let the rest of the
+			// burst gather, then hand it all over in one go.
+			if !s.sleep(s.window) {
+				return
+			}
+		}
 		ev, ok := s.next()
 		if !ok {
+			quiet = true
 			select {
 			case <-s.signal:
 				continue
@@ -145,9 +175,29 @@ func (s *Subscription) deliver() {
 				return
 			}
 		}
+		quiet = false
 		if !s.send(ev) {
 			return
 		}
+	}
+}
+
+// pendingEvents reports whether events wait in the ring.
+func (s *Subscription) pendingEvents() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n > 0 || s.pending > 0
+}
+
+// sleep waits d, reporting false if the subscription closed meanwhile.
+func (s *Subscription) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.done:
+		return false
 	}
 }
 

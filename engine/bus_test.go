@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -171,5 +172,34 @@ func TestBusClose(t *testing.T) {
 	case <-closed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close from the reader deadlocked")
+	}
+}
+
+func TestSubscribeBatchedDeliversEverythingInOrder(t *testing.T) {
+	t.Parallel()
+	b := NewBus()
+	s := b.SubscribeBatched(64, 20*time.Millisecond)
+	defer s.Close()
+	start := time.Now()
+	for i := 0; i < 10; i++ {
+		b.Publish(Event{Type: EvKernelStatus, Kernel: &KernelEvent{ID: "k", State: fmt.Sprint(i)}})
+	}
+	for i := 0; i < 10; i++ {
+		select {
+		case ev := <-s.C():
+			if ev.Kernel.State != fmt.Sprint(i) {
+				t.Fatalf("event %d is %q", i, ev.Kernel.State)
+			}
+			if i == 0 && time.Since(start) < 15*time.Millisecond {
+				t.Fatalf("the first event came after %v, before the batching window", time.Since(start))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("event %d never came", i)
+		}
+	}
+	// Close ends C even while it waits out a window.
+	b.Publish(Event{Type: EvKernelStatus, Kernel: &KernelEvent{ID: "k"}})
+	s.Close()
+	for range s.C() {
 	}
 }

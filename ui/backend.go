@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 )
@@ -65,6 +66,12 @@ var ErrReadOnly = errors.New("this workbench is read-only (replay)")
 // and tells us how many (EvMissed), so a slow screen never slows a tool call.
 const subscriptionBuffer = 4096
 
+// observerBatchWindow is how long the workbench, its feed and recordings let
+// engine events gather before taking them: well under a frame (the screen
+// draws at most 30 times a second), and long enough that the events of one
+// tool call wake them once rather than a dozen times while the call runs.
+const observerBatchWindow = 8 * time.Millisecond
+
 // localBackend runs the workbench in the engine's own process.
 type localBackend struct {
 	e    *engine.Engine
@@ -85,7 +92,7 @@ func (l *localBackend) Subscribe() (<-chan engine.Event, func()) {
 // subscribeEngine subscribes to e's bus and attaches a workbench for the
 // subscription's lifetime.
 func subscribeEngine(e *engine.Engine) (<-chan engine.Event, func()) {
-	sub := e.Bus().Subscribe(subscriptionBuffer)
+	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
 	detach := e.AttachUI()
 	var once sync.Once
 	return sub.C(), func() {

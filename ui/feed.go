@@ -93,7 +93,7 @@ type feedClient struct {
 // a unix socket in a private directory. The header info, MCP token
 // included, is sent to every workbench that attaches.
 func ServeFeed(e *engine.Engine, info HeaderInfo, token string) *Feed {
-	sub := e.Bus().Subscribe(subscriptionBuffer)
+	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
 	return newFeed(sub.C(), sub.Close, e, info, token)
 }
 

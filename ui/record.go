@@ -39,7 +39,7 @@ func NewRecorder(w io.Writer, e *engine.Engine, secrets []string) *Recorder {
 // NewBusRecorder records every event of bus to w until Close.
 func NewBusRecorder(w io.Writer, bus *engine.Bus, secrets []string) *Recorder {
 	r := newRecordWriter(w, secrets)
-	sub := bus.Subscribe(subscriptionBuffer)
+	sub := bus.SubscribeBatched(subscriptionBuffer, observerBatchWindow)
 	r.stop, r.done = sub.Close, make(chan struct{})
 	go func() {
 		defer close(r.done)
