@@ -32,9 +32,32 @@ func workbenchMode(cfg *config) bool {
 	return false
 }
 
+// transport is the transport this run serves: the flag's, or with none
+// given, streamable HTTP under the workbench in a terminal and stdio when an
+// MCP host spawned us with pipes.
+func transport(cfg *config) string {
+	if t := cfg.str("transport"); t != "" {
+		return t
+	}
+	if term.IsTerminal(int(os.Stdin.Fd())) {
+		return "streamable-http"
+	}
+	return "stdio"
+}
+
 // serve starts (or connects to) Jupyter, builds the engine and the MCP
 // server, and runs the chosen mode until ctx ends.
 func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
+	// Bind the HTTP endpoint first: a port in use is then reported at once,
+	// before a Jupyter server is started for nothing.
+	var ln net.Listener
+	if transport(cfg) != "stdio" {
+		var err error
+		if ln, err = listen(cfg); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 	jupyterURL, jupyterToken := cfg.str("jupyter-url"), cfg.str("jupyter-token")
 	if jupyterURL == "" {
 		root := cfg.str("root-dir")
@@ -94,7 +117,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 
 	info := ui.HeaderInfo{JupyterURL: eng.JupyterURL(), Version: version}
-	switch cfg.str("transport") {
+	switch transport(cfg) {
 	case "stdio":
 		info.Mode = "stdio"
 		if addr := cfg.str("feed"); addr != "" {
@@ -113,7 +136,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			return err
 		}
 		secrets = append(secrets, token)
-		ln, handler, err := listenHTTP(cfg, srv, token, logger)
+		handler, err := httpHandler(cfg, srv, token, logger)
 		if err != nil {
 			return err
 		}
@@ -172,17 +195,22 @@ func mcpToken(cfg *config) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// listenHTTP binds the MCP endpoint. A port already in use is reported with
+// listen binds the MCP endpoint. A port already in use is reported with
 // what to do about it.
-func listenHTTP(cfg *config, srv *mcp.Server, token string, logger *slog.Logger) (net.Listener, http.Handler, error) {
+func listen(cfg *config) (net.Listener, error) {
 	addr := net.JoinHostPort(cfg.str("bind"), cfg.str("port"))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscallEADDRINUSE) {
-			return nil, nil, fmt.Errorf("port %s is already in use on %s: pass --port N (or PORT=N) to use another one", cfg.str("port"), cfg.str("bind"))
+			return nil, fmt.Errorf("port %s is already in use on %s: pass --port N (or PORT=N) to use another one", cfg.str("port"), cfg.str("bind"))
 		}
-		return nil, nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
+	return ln, nil
+}
+
+// httpHandler guards the MCP endpoint: token, Origin, Host, body size.
+func httpHandler(cfg *config, srv *mcp.Server, token string, logger *slog.Logger) (http.Handler, error) {
 	bind := cfg.str("bind")
 	if !guard.IsLoopback(bind) {
 		logger.Warn("the MCP endpoint is bound to a non-loopback address: anyone who can reach it and has the token can run code", "bind", bind)
@@ -197,12 +225,11 @@ func listenHTTP(cfg *config, srv *mcp.Server, token string, logger *slog.Logger)
 		BindHost: bind,
 	})
 	if err != nil {
-		ln.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guarded)
-	return ln, mux, nil
+	return mux, nil
 }
 
 // slogWriter turns the managed server's output lines into debug logs.
