@@ -98,3 +98,35 @@ func BenchmarkFlood(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKeyToFrame is the time from a key to its frame: Update with the
+// key, then View, as bubbletea does, on a workbench holding the scenario
+// and 500 calls, at 160×50 on a 256-colour terminal. Moving the selection
+// changes the calls and detail panes, so it is a redraw, not a cache hit.
+//
+//	go test ./ui -run XXX -bench KeyToFrame
+func BenchmarkKeyToFrame(b *testing.B) {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.ANSI256)
+	r.SetHasDarkBackground(true)
+	clock := t0.Add(30 * time.Second)
+	m := NewModel(newFakeBackend(), theme.New(r), Options{Now: func() time.Time { return clock }})
+	m = send(m, tea.WindowSizeMsg{Width: 160, Height: 50})
+	m = send(m, eventsMsg(scenario(b)))
+	var calls eventsMsg
+	for i := 0; i < 500; i++ {
+		id := fmt.Sprintf("k-%d", i)
+		calls = append(calls,
+			engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Session: "s", Tool: "read_cell", Status: engine.CallRunning, Started: t0}},
+			engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Session: "s", Tool: "read_cell", Status: engine.CallOK, Duration: time.Millisecond,
+				Structured: raw(b, map[string]any{"kind": "cell.read", "result": []any{"x"}})}})
+	}
+	m = send(m, calls)
+	keys := []tea.KeyMsg{{Type: tea.KeyUp}, {Type: tea.KeyDown}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		m = send(m, keys[i%2])
+		_ = m.View()
+	}
+}
