@@ -89,7 +89,12 @@ func BenchmarkExecuteCode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var ours, raw, ping samples
+	eng := func() error {
+		_, err := p.eng.ExecuteCode(ctx, "bench", "1+1", engine.ExecOptions{KernelID: p.kernel,
+			Progress: func(engine.ExecProgress) {}, ProgressInterval: 5 * time.Second})
+		return err
+	}
+	var ours, raw, ping, direct samples
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -107,9 +112,15 @@ func BenchmarkExecuteCode(b *testing.B) {
 			b.Fatal(err)
 		}
 		raw = append(raw, time.Since(t0))
+		t0 = time.Now()
+		if err := eng(); err != nil {
+			b.Fatal(err)
+		}
+		direct = append(direct, time.Since(t0))
 	}
 	b.StopTimer()
 	b.ReportMetric(ms(ours.p50()), "mcp-p50-ms")
+	b.ReportMetric(ms(direct.p50()), "engine-p50-ms")
 	b.ReportMetric(ms(raw.p50()), "raw-p50-ms")
 	b.ReportMetric(ms(ping.p50()), "ping-p50-ms")
 	b.ReportMetric(0, "ns/op")
@@ -158,3 +169,41 @@ func BenchmarkReadCell(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkListNotebooks is the cost of the MCP layer itself: a tools/call
+// whose engine work is a map lookup (list_notebooks with nothing in use),
+// beside a ping, which is the SDK's round trip with no tool machinery.
+func BenchmarkListNotebooks(b *testing.B) {
+	p := startInProcess(b)
+	cs := p.session(b)
+	ctx := context.Background()
+	call := func() error {
+		_, err := callTool(ctx, cs, "list_notebooks", map[string]any{})
+		return err
+	}
+	for i := 0; i < 10; i++ {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var tool, ping samples
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if err := cs.Ping(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		ping = append(ping, time.Since(t0))
+		t0 = time.Now()
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+		tool = append(tool, time.Since(t0))
+	}
+	b.StopTimer()
+	b.ReportMetric(us(tool.p50()), "tool-p50-us")
+	b.ReportMetric(us(ping.p50()), "ping-p50-us")
+	b.ReportMetric(0, "ns/op")
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -87,6 +87,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		if a := bytes.TrimSpace(ctr.Params.Arguments); bytes.Equal(a, []byte("null")) {
 			ctr.Params.Arguments = json.RawMessage("{}")
 		}
+		growStack()
 		d := s.tools[ctr.Params.Name]
 		c := &call{id: newCallID(), session: s.sessionID(ctr.Session), req: ctr}
 		args := json.RawMessage(ctr.Params.Arguments)
@@ -236,4 +237,22 @@ func newCallID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "c-" + hex.EncodeToString(b[:])
+}
+
+// stackReserve is how much stack a tool call is given up front. The SDK
+// runs every request on a fresh goroutine, whose stack starts small; input
+// and output schema validation (jsonschema's validator has large, recursive
+// frames) then grew it several times per call, each growth copying a stack
+// that is already deep by then. Growing it once, while it is still shallow,
+// costs one copy of a few frames.
+const stackReserve = 16 << 10
+
+// stackIndex keeps growStack's frame from being optimised away.
+var stackIndex = 0
+
+//go:noinline
+func growStack() byte {
+	var buf [stackReserve]byte
+	buf[stackIndex] = 1
+	return buf[stackIndex]
 }
