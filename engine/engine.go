@@ -241,6 +241,7 @@ type KernelInfo struct {
 	ID           string
 	Name         string
 	DisplayName  string
+	Language     string // the kernel spec's language ("" when unknown)
 	State        string
 	Connections  int
 	LastActivity time.Time

@@ -178,7 +178,8 @@ func (e *Engine) ListKernels(ctx context.Context) ([]KernelInfo, error) {
 	e.mu.RUnlock()
 	infos := make([]KernelInfo, 0, len(ks))
 	for _, k := range ks {
-		display := specs.Kernelspecs[k.Name].Spec.DisplayName
+		spec := specs.Kernelspecs[k.Name].Spec
+		display := spec.DisplayName
 		if display == "" {
 			display = k.Name
 		}
@@ -188,6 +189,7 @@ func (e *Engine) ListKernels(ctx context.Context) ([]KernelInfo, error) {
 			ID:           k.ID,
 			Name:         k.Name,
 			DisplayName:  display,
+			Language:     spec.Language,
 			State:        k.ExecutionState,
 			Connections:  k.Connections,
 			LastActivity: k.LastActivity,

@@ -101,9 +101,10 @@ func (s *Server) listKernels(ctx context.Context, _ *call, _ noArgs) (*answer, e
 }
 
 // kernelsTable is the list_kernels table. The reference's eight columns keep
-// their places; Language and Environment come from kernel specs the engine
-// does not read, so they say "unknown" as the reference does when it cannot
-// tell. Notebooks (the notebooks in use on the kernel) is added last.
+// their places; Language comes from the kernel spec; Environment (which the
+// reference fills only for some providers) says "unknown", as the reference
+// does when it cannot tell. Notebooks (the notebooks in use on the kernel)
+// is added last.
 func kernelsTable(kernels []engine.KernelInfo) table {
 	t := table{columns: []string{"ID", "Name", "Display_Name", "Language", "State", "Connections", "Last_Activity", "Environment", "Notebooks"}}
 	for _, k := range kernels {
@@ -119,11 +120,15 @@ func kernelsTable(kernels []engine.KernelInfo) table {
 		if !k.LastActivity.IsZero() {
 			last = k.LastActivity.Format("2006-01-02 15:04:05")
 		}
+		lang := k.Language
+		if lang == "" {
+			lang = "unknown"
+		}
 		nbs := strings.Join(k.Notebooks, ", ")
 		if nbs == "" {
 			nbs = "-"
 		}
-		t.rows = append(t.rows, []string{k.ID, k.Name, display, "unknown", state, fmt.Sprint(k.Connections), last, "unknown", nbs})
+		t.rows = append(t.rows, []string{k.ID, k.Name, display, lang, state, fmt.Sprint(k.Connections), last, "unknown", nbs})
 	}
 	return t
 }

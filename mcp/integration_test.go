@@ -268,6 +268,10 @@ func TestNotebookHappyPaths(t *testing.T) {
 	if hint, _ := res.Meta[metaCache].(map[string]any); hint["ttlMs"] != float64(10000) {
 		t.Errorf("list_kernels cache hint = %v", res.Meta)
 	}
+	// The language comes from the kernel spec (ipykernel's is python).
+	if items, _ := m["items"].([]any); len(items) == 0 || items[0].(map[string]any)["Language"] != "python" {
+		t.Errorf("list_kernels items = %v", m["items"])
+	}
 
 	text, m, _ = ok(t, cs, "read_notebook", map[string]any{"notebook_name": "flow"})
 	if !strings.Contains(text, "Index\tType\tCount\tFirst Line\tID") || !strings.Contains(text, "x = 21...(1 lines hidden)") || m["kind"] != "notebook.read" {
