@@ -261,6 +261,14 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 		x.startFailed = true
 		close(x.ready)
 		e.endRun(k)
+		if jupyter.IsNotFound(err) {
+			// The kernel is gone: the Jupyter server restarted, or someone
+			// shut the kernel down. Its state went with it.
+			if d != nil {
+				return nil, Userf("the kernel %s of notebook %q no longer exists on the Jupyter server (the server restarted, or the kernel was shut down; its state is lost). Call restart_notebook to give the notebook a new kernel", k.id, d.name)
+			}
+			return nil, Userf("the kernel %s no longer exists on the Jupyter server (the server restarted, or the kernel was shut down); list_kernels shows the running ones", k.id)
+		}
 		return nil, fmt.Errorf("sending the code to kernel %s: %w", k.id, err)
 	}
 	if d != nil {

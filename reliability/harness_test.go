@@ -449,15 +449,3 @@ func waitFor(timeout time.Duration, cond func() bool) bool {
 	}
 	return cond()
 }
-
-// knownBug records a behaviour that is broken outside this package (see the
-// message). It is logged so that the suite stays green while the owner
-// fixes it; RELIABILITY_STRICT=1 makes it fail, to check a fix.
-func knownBug(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("RELIABILITY_STRICT") == "1" {
-		t.Errorf("KNOWN BUG: "+format, args...)
-		return
-	}
-	t.Logf("KNOWN BUG: "+format, args...)
-}

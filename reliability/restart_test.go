@@ -133,7 +133,7 @@ func TestJupyterRestartMidSession(t *testing.T) {
 		}
 		if !strings.Contains(text, server) {
 			if c.tool == "execute_code" {
-				knownBug(t, "with Jupyter down, execute_code says %q: it does not name the server and says to retry shortly", text)
+				t.Errorf("with Jupyter down, execute_code says %q: it does not name the server and says to retry shortly", text)
 			} else {
 				t.Errorf("%s error does not name the server: %q", c.tool, text)
 			}
@@ -157,7 +157,7 @@ func TestJupyterRestartMidSession(t *testing.T) {
 	if res.IsError {
 		text := strings.ToLower(textOf(res))
 		if !strings.Contains(text, "restart_notebook") && !strings.Contains(text, "use_notebook") {
-			knownBug(t, "after a Jupyter restart, execute_cell on the lost kernel says %q: it should say the kernel is gone and to call restart_notebook", textOf(res))
+			t.Errorf("after a Jupyter restart, execute_cell on the lost kernel says %q: it should say the kernel is gone and to call restart_notebook", textOf(res))
 		}
 		// restart_notebook gives the notebook a fresh kernel in place of
 		// the one that went with the server.

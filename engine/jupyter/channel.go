@@ -289,6 +289,13 @@ func (k *KernelConn) ExecuteFunc(ctx context.Context, req ExecuteRequest, h RunH
 	conn := k.conn
 	if conn == nil && k.reconnecting {
 		k.mu.Unlock()
+		// Say why the socket is down when the REST API can tell: the
+		// server unreachable (naming it) or the kernel gone (a 404 the
+		// caller can turn into "restart it"); only a kernel that exists
+		// on a server that answers is worth retrying shortly.
+		if _, err := k.client.GetKernel(ctx, k.kernelID); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrDisconnected, err)
+		}
 		return nil, fmt.Errorf("%w: reconnecting to kernel %s, try again shortly", ErrDisconnected, k.kernelID)
 	}
 	// The run is registered before the request leaves so that a reply
@@ -301,7 +308,7 @@ func (k *KernelConn) ExecuteFunc(ctx context.Context, req ExecuteRequest, h RunH
 		// someone needs the kernel.
 		if conn, err = k.reconnectNow(ctx); err != nil {
 			k.forget(hdr.MsgID)
-			return nil, fmt.Errorf("%w: %v", ErrDisconnected, err)
+			return nil, fmt.Errorf("%w: %w", ErrDisconnected, err)
 		}
 	}
 	if err := k.send(conn, "shell", hdr, Header{}, content); err != nil {
