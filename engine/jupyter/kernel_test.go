@@ -348,6 +348,22 @@ func TestRestartResetsState(t *testing.T) {
 	if _, err := c.RestartKernel(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
+	// jupyter_server answers the restart before the new kernel process can
+	// take requests, and one sent in that gap can be lost without a word
+	// (the engine's RestartNotebook waits the same way): probe with silent
+	// empty executions until one comes back.
+	for ready := false; !ready; {
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+		run, err := kc.Execute(pctx, jupyter.ExecuteRequest{Code: "", Silent: true})
+		if err == nil {
+			_, err = run.Wait(pctx)
+		}
+		pcancel()
+		ready = err == nil
+		if ctx.Err() != nil {
+			t.Fatalf("the kernel did not come back after the restart: %v", err)
+		}
+	}
 	res := execute(t, kc, "print(x)", 60*time.Second)
 	if res.err != nil {
 		t.Fatal(res.err)
