@@ -80,13 +80,17 @@ func ToolReference() string {
 	return b.String()
 }
 
-func hints(d *toolDef) string {
+func hints(d *toolDef) string { return strings.Join(annotationLabels(d), ", ") }
+
+// annotationLabels names the tool's annotation hints that are set, in the
+// order the reference prints them.
+func annotationLabels(d *toolDef) []string {
 	var h []string
-	if d.readOnly {
-		h = append(h, "read-only")
-	}
 	if d.destructive {
 		h = append(h, "destructive")
+	}
+	if d.readOnly {
+		h = append(h, "read-only")
 	}
 	if d.idempotent {
 		h = append(h, "idempotent")
@@ -94,7 +98,7 @@ func hints(d *toolDef) string {
 	if d.openWorld {
 		h = append(h, "open-world")
 	}
-	return strings.Join(h, ", ")
+	return h
 }
 
 func propIndex(d *toolDef, name string) int {

@@ -43,22 +43,7 @@ var specTools = map[string]struct {
 	"use_sandbox":              {"sandbox.use", shapeMessage, "destructive idempotent"},
 }
 
-func annotationTags(d *toolDef) string {
-	var tags []string
-	if d.destructive {
-		tags = append(tags, "destructive")
-	}
-	if d.readOnly {
-		tags = append(tags, "read-only")
-	}
-	if d.idempotent {
-		tags = append(tags, "idempotent")
-	}
-	if d.openWorld {
-		tags = append(tags, "open-world")
-	}
-	return strings.Join(tags, " ")
-}
+func annotationTags(d *toolDef) string { return strings.Join(annotationLabels(d), " ") }
 
 func TestToolTableMatchesTheSpec(t *testing.T) {
 	t.Parallel()
