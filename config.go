@@ -102,19 +102,21 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		o.value, o.from = o.def, "default"
 		if set[o.name] {
 			o.value, o.from = fs.Lookup(o.name).Value.String(), "flag"
-		} else if o.env != "" {
-			if v, ok := lookupEnv(getenv, o.env); ok {
-				o.value, o.from = v, "env"
-			}
+		} else if v := envValue(getenv, o.env); v != "" {
+			o.value, o.from = v, "env"
 		}
 	}
 	c := &config{opts: opts, args: fs.Args()}
 	return c, c.validate()
 }
 
-func lookupEnv(getenv func(string) string, name string) (string, bool) {
-	v := getenv(name)
-	return v, v != ""
+// envValue is the option's environment variable, "" when it has none or
+// it is unset or empty.
+func envValue(getenv func(string) string, name string) string {
+	if name == "" {
+		return ""
+	}
+	return getenv(name)
 }
 
 var (

@@ -21,8 +21,6 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
 )
 
-var syscallEADDRINUSE = syscall.EADDRINUSE
-
 // feedRecord is what a stdio server writes so that "attach" can find its
 // live feed without the user copying an address around. The file is private
 // to the user (0600) because the token lets its holder interrupt kernels.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
@@ -201,7 +202,7 @@ func listen(cfg *config) (net.Listener, error) {
 	addr := net.JoinHostPort(cfg.str("bind"), cfg.str("port"))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		if errors.Is(err, syscallEADDRINUSE) {
+		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("port %s is already in use on %s: pass --port N (or PORT=N) to use another one", cfg.str("port"), cfg.str("bind"))
 		}
 		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
