@@ -4,56 +4,91 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
+// config is the resolved command line: every option as a typed field. Each
+// field is declared as an option once, in options, with its flag, its
+// environment variable, its default and its help.
+type config struct {
+	// MCP
+	Transport          string // "", "stdio" or "streamable-http"
+	Port               int
+	Bind               string
+	MCPToken           string
+	NoAuthLoopbackOnly bool
+	SessionTimeout     time.Duration
+	TUI                bool
+	Feed               string
+	// Jupyter
+	JupyterURL          string
+	JupyterToken        string
+	RootDir             string
+	StartNewCodeSandbox bool
+	SandboxVariant      string
+	// Execution
+	Timeout           time.Duration
+	MaxTimeout        time.Duration
+	Images            bool
+	MaxOutput         int // bytes
+	KernelAutoRestart bool
+	// Workbench
+	Approve        string // off, destructive or all
+	ApproveTimeout time.Duration
+	Record         string
+	// Logging
+	LogFile  string
+	LogLevel slog.Level
+
+	opts []*option // the options above, in help order, with their origins
+	args []string  // positional arguments left after the flags
+}
+
 // option is one setting: a flag, the environment variable that can also set
-// it, its default and its help. A flag beats the environment, which beats the
-// default.
+// it, its default and its help, and the typed field it fills. A flag beats
+// the environment, which beats the default.
 type option struct {
 	group string
 	name  string // flag name
 	env   string // environment variable ("" = none)
 	def   string
 	help  string
-	value string // resolved
+	set   setter
+	raw   string // the value as given, before parsing
 	from  string // default, flag or env
 }
 
-// config is the resolved command line.
-type config struct {
-	opts []*option
-	args []string // positional arguments left after the flags
-}
-
-func newOptions() []*option {
+// options declares every option of c, bound to its field.
+func (c *config) options() []*option {
 	return []*option{
-		{group: "MCP", name: "transport", env: "TRANSPORT", def: "", help: "stdio or streamable-http; empty: the workbench TUI (MCP over HTTP) in a terminal, stdio otherwise"},
-		{group: "MCP", name: "port", env: "PORT", def: "4040", help: "port of the streamable HTTP endpoint (/mcp)"},
-		{group: "MCP", name: "bind", env: "MCP_BIND", def: "127.0.0.1", help: "address the HTTP endpoint listens on; anything but loopback prints a warning"},
-		{group: "MCP", name: "mcp-token", env: "MCP_TOKEN", def: "", help: "bearer token HTTP clients must send; empty: a random one is generated and shown"},
-		{group: "MCP", name: "no-auth-loopback-only", env: "MCP_NO_AUTH_LOOPBACK_ONLY", def: "false", help: "INSECURE: accept HTTP requests without a bearer token (only allowed when bound to loopback)"},
-		{group: "MCP", name: "session-timeout", env: "MCP_SESSION_TIMEOUT", def: "21600", help: "seconds after which an HTTP session that sent nothing is closed (a client that vanished without ending it)"},
-		{group: "MCP", name: "tui", env: "MCP_TUI", def: "false", help: "with --transport streamable-http: also show the workbench TUI"},
-		{group: "MCP", name: "feed", env: "MCP_FEED", def: "127.0.0.1:0", help: "stdio mode: address of the live feed that 'attach' connects to (empty: none)"},
-		{group: "Jupyter", name: "jupyter-url", env: "JUPYTER_URL", def: "", help: "Jupyter server to use (e.g. http://localhost:8888 or a JupyterHub http://hub/user/NAME/); empty: start a managed local jupyter-server"},
-		{group: "Jupyter", name: "jupyter-token", env: "JUPYTER_TOKEN", def: "", help: "token of the Jupyter server"},
-		{group: "Jupyter", name: "root-dir", env: "JUPYTER_ROOT_DIR", def: "", help: "root directory of the managed Jupyter server (default: the working directory)"},
-		{group: "Jupyter", name: "start-new-code-sandbox", env: "START_NEW_CODE_SANDBOX", def: "false", help: "accepted for compatibility with the reference's client config; sandboxes are launched with launch_sandbox"},
-		{group: "Jupyter", name: "sandbox-variant", env: "SANDBOX_VARIANT", def: "", help: "default variant of launch_sandbox (eval or jupyter-server here; empty or jupyter-server: eval, as the reference does)"},
-		{group: "Execution", name: "timeout", env: "EXECUTION_TIMEOUT", def: "300", help: "default execution timeout in seconds (a tool's timeout of 0 means this)"},
-		{group: "Execution", name: "max-timeout", env: "MAX_EXECUTION_TIMEOUT", def: "3600", help: "upper bound in seconds on any execution timeout"},
-		{group: "Execution", name: "images", env: "OUTPUT_IMAGES", def: "true", help: "return image/png and image/jpeg outputs as image content"},
-		{group: "Execution", name: "max-output", env: "MAX_OUTPUT_BYTES", def: "20000", help: "text outputs longer than this many bytes are cut in tool results (the notebook keeps them whole)"},
-		{group: "Execution", name: "kernel-auto-restart", env: "KERNEL_AUTO_RESTART", def: "false", help: "replace a kernel that died mid-execution with a fresh one (its state is lost; results say so)"},
-		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", help: "hold calls for a person to allow: off, destructive or all"},
-		{group: "Workbench", name: "approve-timeout", env: "APPROVE_TIMEOUT", def: "120", help: "seconds a held call waits for a decision before it is denied"},
-		{group: "Workbench", name: "record", env: "RECORD_FILE", def: "", help: "write every call and result as JSON lines to this file (tokens redacted)"},
-		{group: "Logging", name: "log-file", env: "LOG_FILE", def: "", help: "write logs to this file (default: stderr, or nowhere while the TUI runs)"},
-		{group: "Logging", name: "log-level", env: "LOG_LEVEL", def: "info", help: "debug, info, warn or error"},
+		{group: "MCP", name: "transport", env: "TRANSPORT", def: "", set: asOneOf(&c.Transport, "use stdio or streamable-http", "", "stdio", "streamable-http"), help: "stdio or streamable-http; empty: the workbench TUI (MCP over HTTP) in a terminal, stdio otherwise"},
+		{group: "MCP", name: "port", env: "PORT", def: "4040", set: asPort(&c.Port), help: "port of the streamable HTTP endpoint (/mcp)"},
+		{group: "MCP", name: "bind", env: "MCP_BIND", def: "127.0.0.1", set: asText(&c.Bind), help: "address the HTTP endpoint listens on; anything but loopback prints a warning"},
+		{group: "MCP", name: "mcp-token", env: "MCP_TOKEN", def: "", set: asText(&c.MCPToken), help: "bearer token HTTP clients must send; empty: a random one is generated and shown"},
+		{group: "MCP", name: "no-auth-loopback-only", env: "MCP_NO_AUTH_LOOPBACK_ONLY", def: "false", set: asBool(&c.NoAuthLoopbackOnly), help: "INSECURE: accept HTTP requests without a bearer token (only allowed when bound to loopback)"},
+		{group: "MCP", name: "session-timeout", env: "MCP_SESSION_TIMEOUT", def: "21600", set: asSeconds(&c.SessionTimeout), help: "seconds after which an HTTP session that sent nothing is closed (a client that vanished without ending it)"},
+		{group: "MCP", name: "tui", env: "MCP_TUI", def: "false", set: asBool(&c.TUI), help: "with --transport streamable-http: also show the workbench TUI"},
+		{group: "MCP", name: "feed", env: "MCP_FEED", def: "127.0.0.1:0", set: asText(&c.Feed), help: "stdio mode: address of the live feed that 'attach' connects to (empty: none)"},
+		{group: "Jupyter", name: "jupyter-url", env: "JUPYTER_URL", def: "", set: asURL(&c.JupyterURL), help: "Jupyter server to use (e.g. http://localhost:8888 or a JupyterHub http://hub/user/NAME/); empty: start a managed local jupyter-server"},
+		{group: "Jupyter", name: "jupyter-token", env: "JUPYTER_TOKEN", def: "", set: asText(&c.JupyterToken), help: "token of the Jupyter server"},
+		{group: "Jupyter", name: "root-dir", env: "JUPYTER_ROOT_DIR", def: "", set: asText(&c.RootDir), help: "root directory of the managed Jupyter server (default: the working directory)"},
+		{group: "Jupyter", name: "start-new-code-sandbox", env: "START_NEW_CODE_SANDBOX", def: "false", set: asBool(&c.StartNewCodeSandbox), help: "accepted for compatibility with the reference's client config; sandboxes are launched with launch_sandbox"},
+		{group: "Jupyter", name: "sandbox-variant", env: "SANDBOX_VARIANT", def: "", set: asText(&c.SandboxVariant), help: "default variant of launch_sandbox (eval or jupyter-server here; empty or jupyter-server: eval, as the reference does)"},
+		{group: "Execution", name: "timeout", env: "EXECUTION_TIMEOUT", def: "300", set: asSeconds(&c.Timeout), help: "default execution timeout in seconds (a tool's timeout of 0 means this)"},
+		{group: "Execution", name: "max-timeout", env: "MAX_EXECUTION_TIMEOUT", def: "3600", set: asSeconds(&c.MaxTimeout), help: "upper bound in seconds on any execution timeout"},
+		{group: "Execution", name: "images", env: "OUTPUT_IMAGES", def: "true", set: asBool(&c.Images), help: "return image/png and image/jpeg outputs as image content"},
+		{group: "Execution", name: "max-output", env: "MAX_OUTPUT_BYTES", def: "20000", set: asAtLeast(&c.MaxOutput, 100, "a number of bytes >= 100"), help: "text outputs longer than this many bytes are cut in tool results (the notebook keeps them whole)"},
+		{group: "Execution", name: "kernel-auto-restart", env: "KERNEL_AUTO_RESTART", def: "false", set: asBool(&c.KernelAutoRestart), help: "replace a kernel that died mid-execution with a fresh one (its state is lost; results say so)"},
+		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", set: asOneOf(&c.Approve, "off, destructive or all", "off", "destructive", "all"), help: "hold calls for a person to allow: off, destructive or all"},
+		{group: "Workbench", name: "approve-timeout", env: "APPROVE_TIMEOUT", def: "120", set: asSeconds(&c.ApproveTimeout), help: "seconds a held call waits for a decision before it is denied"},
+		{group: "Workbench", name: "record", env: "RECORD_FILE", def: "", set: asText(&c.Record), help: "write every call and result as JSON lines to this file (tokens redacted)"},
+		{group: "Logging", name: "log-file", env: "LOG_FILE", def: "", set: asText(&c.LogFile), help: "write logs to this file (default: stderr, or nowhere while the TUI runs)"},
+		{group: "Logging", name: "log-level", env: "LOG_LEVEL", def: "info", set: asLogLevel(&c.LogLevel), help: "debug, info, warn or error"},
 	}
 }
 
@@ -71,13 +106,15 @@ Every flag can also be set by its environment variable; a flag beats the
 environment, which beats the default.
 `
 
-// parseConfig resolves flags, environment and defaults.
+// parseConfig resolves flags, environment and defaults into typed fields,
+// checking every value once so that the rest of main can trust them.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
-	opts := newOptions()
+	c := &config{}
+	c.opts = c.options()
 	fs := flag.NewFlagSet("jupyter-mcp-server", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	for _, o := range opts {
-		if o.isBool() {
+	for _, o := range c.opts {
+		if o.set.isBool {
 			fs.Var(&boolString{s: o.def}, o.name, o.help)
 		} else {
 			fs.String(o.name, o.def, o.help)
@@ -86,11 +123,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	version := fs.Bool("version", false, "print the version and exit")
 	help := fs.Bool("help", false, "show this help")
 	fs.BoolVar(help, "h", false, "show this help")
-	if err := fs.Parse(joinBoolValues(args, opts)); err != nil {
+	if err := fs.Parse(joinBoolValues(args, c.opts)); err != nil {
 		return nil, fmt.Errorf("%v (see --help)", err)
 	}
 	if *help {
-		printUsage(out, opts)
+		printUsage(out, c.opts)
 		return nil, errHelp
 	}
 	if *version {
@@ -98,16 +135,26 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, o := range opts {
-		o.value, o.from = o.def, "default"
+	for _, o := range c.opts {
+		o.raw, o.from = o.def, "default"
 		if set[o.name] {
-			o.value, o.from = fs.Lookup(o.name).Value.String(), "flag"
+			o.raw, o.from = fs.Lookup(o.name).Value.String(), "flag"
 		} else if v := envValue(getenv, o.env); v != "" {
-			o.value, o.from = v, "env"
+			o.raw, o.from = v, "env"
+		}
+		if allowed := o.set.parse(o.raw); allowed != "" {
+			src := "--" + o.name
+			if o.from == "env" {
+				src = o.env
+			}
+			return nil, fmt.Errorf("%s=%q is not valid: %s", src, o.raw, allowed)
 		}
 	}
-	c := &config{opts: opts, args: fs.Args()}
-	return c, c.validate()
+	c.args = fs.Args()
+	if c.MaxTimeout < c.Timeout {
+		return nil, fmt.Errorf("--max-timeout (%d) is below --timeout (%d)", int(c.MaxTimeout/time.Second), int(c.Timeout/time.Second))
+	}
+	return c, nil
 }
 
 // envValue is the option's environment variable, "" when it has none or
@@ -147,94 +194,115 @@ func printUsage(w io.Writer, opts []*option) {
 	fmt.Fprintf(w, "\nOther:\n  --version  print the version\n  --help     this help\n")
 }
 
-func (c *config) get(name string) *option {
+// origin is the option that fills field (a pointer to one of c's option
+// fields): its value as given and where it came from, for capabilities://
+// and for saying where a token came from.
+func (c *config) origin(field any) *option {
 	for _, o := range c.opts {
-		if o.name == name {
+		if o.set.field == field {
 			return o
 		}
 	}
-	panic("unknown option " + name)
+	panic(fmt.Sprintf("config.origin: %T is not an option field", field))
 }
 
-func (c *config) str(name string) string { return c.get(name).value }
-
-func (c *config) boolean(name string) bool {
-	b, _ := strconv.ParseBool(c.get(name).value)
-	return b
+// setter parses an option's text into its typed field. parse answers ""
+// when the text is valid, else what is allowed.
+type setter struct {
+	field  any // the pointer parse writes through, for origin
+	isBool bool
+	parse  func(string) (allowed string)
 }
 
-func (c *config) integer(name string) int {
-	n, _ := strconv.Atoi(c.get(name).value)
-	return n
+func asText(p *string) setter {
+	return setter{field: p, parse: func(s string) string { *p = s; return "" }}
 }
 
-func (c *config) seconds(name string) time.Duration {
-	return time.Duration(c.integer(name)) * time.Second
-}
-
-// validate checks every value once, so the rest of main can trust them.
-func (c *config) validate() error {
-	bad := func(o *option, allowed string) error {
-		src := "--" + o.name
-		if o.from == "env" {
-			src = o.env
+func asOneOf(p *string, allowed string, values ...string) setter {
+	return setter{field: p, parse: func(s string) string {
+		if !slices.Contains(values, s) {
+			return allowed
 		}
-		return fmt.Errorf("%s=%q is not valid: %s", src, o.value, allowed)
-	}
-	for _, o := range c.opts {
-		switch o.name {
-		case "transport":
-			if o.value != "" && o.value != "stdio" && o.value != "streamable-http" {
-				return bad(o, "use stdio or streamable-http")
-			}
-		case "port":
-			if n, err := strconv.Atoi(o.value); err != nil || n < 0 || n > 65535 {
-				return bad(o, "a port number 0-65535")
-			}
-		case "timeout", "max-timeout", "approve-timeout", "session-timeout":
-			if n, err := strconv.Atoi(o.value); err != nil || n < 1 {
-				return bad(o, "a whole number of seconds >= 1")
-			}
-		case "max-output":
-			if n, err := strconv.Atoi(o.value); err != nil || n < 100 {
-				return bad(o, "a number of bytes >= 100")
-			}
-		case "images", "kernel-auto-restart", "start-new-code-sandbox", "tui", "no-auth-loopback-only":
-			if _, err := strconv.ParseBool(o.value); err != nil {
-				return bad(o, "true or false")
-			}
-		case "approve":
-			if o.value != "off" && o.value != "destructive" && o.value != "all" {
-				return bad(o, "off, destructive or all")
-			}
-		case "log-level":
-			switch strings.ToLower(o.value) {
-			case "debug", "info", "warn", "error":
-			default:
-				return bad(o, "debug, info, warn or error")
-			}
-		case "jupyter-url":
-			if o.value != "" && !strings.HasPrefix(o.value, "http://") && !strings.HasPrefix(o.value, "https://") {
-				return bad(o, "an http:// or https:// URL")
-			}
+		*p = s
+		return ""
+	}}
+}
+
+func asPort(p *int) setter {
+	return setter{field: p, parse: func(s string) string {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > 65535 {
+			return "a port number 0-65535"
 		}
-	}
-	if c.integer("max-timeout") < c.integer("timeout") {
-		return fmt.Errorf("--max-timeout (%d) is below --timeout (%d)", c.integer("max-timeout"), c.integer("timeout"))
-	}
-	return nil
+		*p = n
+		return ""
+	}}
+}
+
+func asAtLeast(p *int, least int, allowed string) setter {
+	return setter{field: p, parse: func(s string) string {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < least {
+			return allowed
+		}
+		*p = n
+		return ""
+	}}
+}
+
+func asSeconds(p *time.Duration) setter {
+	return setter{field: p, parse: func(s string) string {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return "a whole number of seconds >= 1"
+		}
+		*p = time.Duration(n) * time.Second
+		return ""
+	}}
+}
+
+func asBool(p *bool) setter {
+	return setter{field: p, isBool: true, parse: func(s string) string {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return "true or false"
+		}
+		*p = b
+		return ""
+	}}
+}
+
+func asURL(p *string) setter {
+	return setter{field: p, parse: func(s string) string {
+		if s != "" && !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+			return "an http:// or https:// URL"
+		}
+		*p = s
+		return ""
+	}}
+}
+
+func asLogLevel(p *slog.Level) setter {
+	return setter{field: p, parse: func(s string) string {
+		switch strings.ToLower(s) {
+		case "debug", "info", "warn", "error":
+		default:
+			return "debug, info, warn or error"
+		}
+		if err := p.UnmarshalText([]byte(s)); err != nil {
+			return "debug, info, warn or error"
+		}
+		return ""
+	}}
 }
 
 func getenv(name string) string { return os.Getenv(name) }
 
-// isBool reports whether the option is a switch: "--tui" alone means true,
-// and "--tui false" (with a space, as the reference's client config writes
-// --start-new-code-sandbox false) is accepted too.
-func (o *option) isBool() bool { return o.def == "true" || o.def == "false" }
-
 // joinBoolValues turns "--name true|false" into "--name=true|false" for
-// switches, because the flag package would otherwise read the value as a
-// positional argument.
+// switches ("--tui" alone means true, and "--tui false" with a space, as the
+// reference's client config writes --start-new-code-sandbox false, is
+// accepted too), because the flag package would otherwise read the value as
+// a positional argument.
 func joinBoolValues(args []string, opts []*option) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
@@ -245,7 +313,7 @@ func joinBoolValues(args []string, opts []*option) []string {
 		name := strings.TrimLeft(a, "-")
 		if strings.HasPrefix(a, "-") && !strings.Contains(name, "=") && i+1 < len(args) {
 			for _, o := range opts {
-				if o.name == name && o.isBool() {
+				if o.name == name && o.set.isBool {
 					if _, err := strconv.ParseBool(args[i+1]); err == nil {
 						a = a + "=" + args[i+1]
 						i++

@@ -3,8 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"log/slog"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 )
 
 func env(m map[string]string) func(string) string {
@@ -17,19 +23,23 @@ func TestConfigPrecedence(t *testing.T) {
 		name     string
 		args     []string
 		env      map[string]string
-		opt      string
-		want     string
+		field    func(*config) any // a pointer to the option's field
+		want     any               // the typed value
+		wantRaw  string
 		wantFrom string
 	}{
-		{"default", nil, nil, "port", "4040", "default"},
-		{"env beats default", nil, map[string]string{"PORT": "5000"}, "port", "5000", "env"},
-		{"flag beats env", []string{"--port", "6000"}, map[string]string{"PORT": "5000"}, "port", "6000", "flag"},
-		{"flag with =", []string{"--port=6001"}, nil, "port", "6001", "flag"},
-		{"jupyter url env", nil, map[string]string{"JUPYTER_URL": "http://h:8888"}, "jupyter-url", "http://h:8888", "env"},
-		{"transport flag", []string{"--transport", "stdio"}, map[string]string{"TRANSPORT": "streamable-http"}, "transport", "stdio", "flag"},
-		{"switch alone", []string{"--tui"}, nil, "tui", "true", "flag"},
-		{"switch with spaced value", []string{"--start-new-code-sandbox", "false", "--transport", "stdio"}, nil, "start-new-code-sandbox", "false", "flag"},
-		{"switch with spaced true", []string{"--kernel-auto-restart", "true"}, nil, "kernel-auto-restart", "true", "flag"},
+		{"default", nil, nil, func(c *config) any { return &c.Port }, 4040, "4040", "default"},
+		{"env beats default", nil, map[string]string{"PORT": "5000"}, func(c *config) any { return &c.Port }, 5000, "5000", "env"},
+		{"flag beats env", []string{"--port", "6000"}, map[string]string{"PORT": "5000"}, func(c *config) any { return &c.Port }, 6000, "6000", "flag"},
+		{"flag with =", []string{"--port=6001"}, nil, func(c *config) any { return &c.Port }, 6001, "6001", "flag"},
+		{"jupyter url env", nil, map[string]string{"JUPYTER_URL": "http://h:8888"}, func(c *config) any { return &c.JupyterURL }, "http://h:8888", "http://h:8888", "env"},
+		{"transport flag", []string{"--transport", "stdio"}, map[string]string{"TRANSPORT": "streamable-http"}, func(c *config) any { return &c.Transport }, "stdio", "stdio", "flag"},
+		{"switch alone", []string{"--tui"}, nil, func(c *config) any { return &c.TUI }, true, "true", "flag"},
+		{"switch with spaced value", []string{"--start-new-code-sandbox", "false", "--transport", "stdio"}, nil, func(c *config) any { return &c.StartNewCodeSandbox }, false, "false", "flag"},
+		{"switch with spaced true", []string{"--kernel-auto-restart", "true"}, nil, func(c *config) any { return &c.KernelAutoRestart }, true, "true", "flag"},
+		{"seconds", nil, map[string]string{"EXECUTION_TIMEOUT": "42"}, func(c *config) any { return &c.Timeout }, 42 * time.Second, "42", "env"},
+		{"log level", []string{"--log-level", "WARN"}, nil, func(c *config) any { return &c.LogLevel }, slog.LevelWarn, "WARN", "flag"},
+		{"bool env", nil, map[string]string{"OUTPUT_IMAGES": "0"}, func(c *config) any { return &c.Images }, false, "0", "env"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,14 +47,56 @@ func TestConfigPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := cfg.get(c.opt)
-			if o.value != c.want || o.from != c.wantFrom {
-				t.Fatalf("%s = %q from %s, want %q from %s", c.opt, o.value, o.from, c.want, c.wantFrom)
+			field := c.field(cfg)
+			if got := reflect.ValueOf(field).Elem().Interface(); got != c.want {
+				t.Errorf("value %v (%T), want %v (%T)", got, got, c.want, c.want)
+			}
+			o := cfg.origin(field)
+			if o.raw != c.wantRaw || o.from != c.wantFrom {
+				t.Fatalf("--%s = %q from %s, want %q from %s", o.name, o.raw, o.from, c.wantRaw, c.wantFrom)
 			}
 			if len(cfg.args) != 0 {
 				t.Fatalf("positional args left: %q", cfg.args)
 			}
 		})
+	}
+}
+
+// Every option fills a field of its own: two options writing one field
+// would make origin (and the help) lie.
+func TestEveryOptionHasItsOwnField(t *testing.T) {
+	t.Parallel()
+	c := &config{}
+	seen := map[any]string{}
+	for _, o := range c.options() {
+		if o.set.field == nil || o.set.parse == nil {
+			t.Errorf("--%s has no field", o.name)
+		}
+		if prev, dup := seen[o.set.field]; dup {
+			t.Errorf("--%s and --%s fill the same field", prev, o.name)
+		}
+		seen[o.set.field] = o.name
+		if o.set.parse(o.def) != "" {
+			t.Errorf("--%s: its default %q is not valid", o.name, o.def)
+		}
+	}
+}
+
+func TestCapabilitiesSayWhereEachValueCameFrom(t *testing.T) {
+	t.Parallel()
+	cfg, err := parseConfig([]string{"--kernel-auto-restart"}, env(map[string]string{"OUTPUT_IMAGES": "false"}), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]engine.Capability{}
+	for _, c := range capabilities(cfg) {
+		got[c.Name] = c
+	}
+	if c := got[engine.CapKernelAutoRestart]; !c.Enabled || c.Value != "true" || c.Source != "flag" {
+		t.Errorf("kernel auto-restart: %+v", c)
+	}
+	if c := got[engine.CapImages]; c.Enabled || c.Value != "false" || c.Source != "env" {
+		t.Errorf("images: %+v", c)
 	}
 }
 
@@ -80,7 +132,7 @@ func TestHelpListsEveryFlagWithEnvAndDefault(t *testing.T) {
 	if !errors.Is(err, errHelp) {
 		t.Fatalf("err %v", err)
 	}
-	for _, o := range newOptions() {
+	for _, o := range (&config{}).options() {
 		line := ""
 		for _, l := range strings.Split(out.String(), "\n") {
 			if strings.HasPrefix(l, "  --"+o.name+" ") {
@@ -90,5 +142,29 @@ func TestHelpListsEveryFlagWithEnvAndDefault(t *testing.T) {
 		if line == "" || (o.env != "" && !strings.Contains(line, o.env)) || !strings.Contains(line, "default") {
 			t.Errorf("help line for --%s is %q", o.name, line)
 		}
+	}
+}
+
+// The README's flag reference is the --help text; a new or changed option
+// must be written there too.
+func TestREADMEFlagsAreTheHelp(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "## Flags and environment\n")
+	_, block, ok2 := strings.Cut(section, "```text\n")
+	block, _, ok3 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md has no ```text block under \"## Flags and environment\"")
+	}
+	var out bytes.Buffer
+	if _, err := parseConfig([]string{"--help"}, env(nil), &out); !errors.Is(err, errHelp) {
+		t.Fatal(err)
+	}
+	_, want, _ := strings.Cut(out.String(), "environment, which beats the default.\n\n")
+	if block != want {
+		t.Errorf("README.md's flags block differs from --help; replace it with the options part of `jupyter-mcp-server --help`:\n%s", want)
 	}
 }

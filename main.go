@@ -67,13 +67,9 @@ func run(args []string) int {
 // newLogger writes to --log-file, or to stderr. Logs never go to stdout,
 // which belongs to the protocol in stdio mode.
 func newLogger(cfg *config) (*slog.Logger, func(), error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.str("log-level"))); err != nil {
-		return nil, nil, err
-	}
 	var w io.Writer = os.Stderr
 	closeFn := func() {}
-	if path := cfg.str("log-file"); path != "" {
+	if path := cfg.LogFile; path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot open the log file: %w", err)
@@ -83,5 +79,5 @@ func newLogger(cfg *config) (*slog.Logger, func(), error) {
 		// The TUI owns the terminal; stderr would draw over it.
 		w = io.Discard
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closeFn, nil
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel})), closeFn, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -24,11 +25,11 @@ import (
 // workbenchMode reports whether this run shows the TUI in this terminal: no
 // transport given and stdin is a terminal, or streamable HTTP with --tui.
 func workbenchMode(cfg *config) bool {
-	switch cfg.str("transport") {
+	switch cfg.Transport {
 	case "":
 		return term.IsTerminal(int(os.Stdin.Fd()))
 	case "streamable-http":
-		return cfg.boolean("tui")
+		return cfg.TUI
 	}
 	return false
 }
@@ -37,7 +38,7 @@ func workbenchMode(cfg *config) bool {
 // given, streamable HTTP under the workbench in a terminal and stdio when an
 // MCP host spawned us with pipes.
 func transport(cfg *config) string {
-	if t := cfg.str("transport"); t != "" {
+	if t := cfg.Transport; t != "" {
 		return t
 	}
 	if term.IsTerminal(int(os.Stdin.Fd())) {
@@ -59,9 +60,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		}
 		defer ln.Close()
 	}
-	jupyterURL, jupyterToken := cfg.str("jupyter-url"), cfg.str("jupyter-token")
+	jupyterURL, jupyterToken := cfg.JupyterURL, cfg.JupyterToken
 	if jupyterURL == "" {
-		root := cfg.str("root-dir")
+		root := cfg.RootDir
 		if root == "" {
 			wd, err := os.Getwd()
 			if err != nil {
@@ -88,28 +89,28 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	eng, err := engine.New(ctx, engine.Config{
 		JupyterURL:     jupyterURL,
 		JupyterToken:   jupyterToken,
-		DefaultTimeout: cfg.seconds("timeout"),
-		MaxTimeout:     cfg.seconds("max-timeout"),
+		DefaultTimeout: cfg.Timeout,
+		MaxTimeout:     cfg.MaxTimeout,
 		Capabilities:   capabilities(cfg),
-		SandboxVariant: cfg.str("sandbox-variant"),
+		SandboxVariant: cfg.SandboxVariant,
 		Logger:         logger,
 	})
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	eng.SetApproval(cfg.str("approve"), cfg.seconds("approve-timeout"))
+	eng.SetApproval(cfg.Approve, cfg.ApproveTimeout)
 
 	srv := mcp.New(eng, mcp.Options{
 		Version:        version,
-		Images:         cfg.boolean("images"),
-		MaxOutputBytes: cfg.integer("max-output"),
+		Images:         cfg.Images,
+		MaxOutputBytes: cfg.MaxOutput,
 		Logger:         logger,
-		SessionTimeout: cfg.seconds("session-timeout"),
+		SessionTimeout: cfg.SessionTimeout,
 	})
 
 	secrets := []string{jupyterToken}
-	if path := cfg.str("record"); path != "" {
+	if path := cfg.Record; path != "" {
 		stopRec, err := startRecorder(eng, path, secrets)
 		if err != nil {
 			return err
@@ -121,7 +122,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	switch transport(cfg) {
 	case "stdio":
 		info.Mode = "stdio"
-		if addr := cfg.str("feed"); addr != "" {
+		if addr := cfg.Feed; addr != "" {
 			stopFeed, err := startFeed(ctx, eng, info, addr, logger)
 			if err != nil {
 				logger.Warn("live feed not started", "err", err)
@@ -155,10 +156,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			return ui.Run(ctx, ui.Local(eng, info), ui.RunOptions{})
 		}
 		shown := token
-		if cfg.get("mcp-token").from != "default" {
+		if from := cfg.origin(&cfg.MCPToken).from; from != "default" {
 			// The user chose this token; it may be reused elsewhere and
 			// end up in CI logs, so only a generated one is printed whole.
-			shown = maskToken(token) + " (from " + cfg.get("mcp-token").from + ")"
+			shown = maskToken(token) + " (from " + from + ")"
 		}
 		fmt.Fprintf(os.Stderr, "MCP endpoint: %s\nBearer token: %s\n", info.Endpoint, shown)
 		select {
@@ -173,20 +174,20 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 // capabilities lists the switchable behaviours with where each value came
 // from, for capabilities://.
 func capabilities(cfg *config) []engine.Capability {
-	c := func(name, opt, desc string) engine.Capability {
-		o := cfg.get(opt)
-		return engine.Capability{Name: name, Enabled: cfg.boolean(opt), Value: o.value, Source: o.from, Description: desc}
+	c := func(name string, field *bool, desc string) engine.Capability {
+		o := cfg.origin(field)
+		return engine.Capability{Name: name, Enabled: *field, Value: o.raw, Source: o.from, Description: desc}
 	}
 	return []engine.Capability{
-		c(engine.CapKernelAutoRestart, "kernel-auto-restart", "A kernel that dies mid-execution is replaced with a fresh one; the result says its state was lost."),
-		c(engine.CapImages, "images", "image/png and image/jpeg outputs are returned as image content."),
+		c(engine.CapKernelAutoRestart, &cfg.KernelAutoRestart, "A kernel that dies mid-execution is replaced with a fresh one; the result says its state was lost."),
+		c(engine.CapImages, &cfg.Images, "image/png and image/jpeg outputs are returned as image content."),
 	}
 }
 
 // mcpToken is the bearer token HTTP clients must present: --mcp-token, or a
 // random one generated for this run.
 func mcpToken(cfg *config) (string, error) {
-	if t := cfg.str("mcp-token"); t != "" {
+	if t := cfg.MCPToken; t != "" {
 		return t, nil
 	}
 	b := make([]byte, 24)
@@ -199,11 +200,11 @@ func mcpToken(cfg *config) (string, error) {
 // listen binds the MCP endpoint. A port already in use is reported with
 // what to do about it.
 func listen(cfg *config) (net.Listener, error) {
-	addr := net.JoinHostPort(cfg.str("bind"), cfg.str("port"))
+	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("port %s is already in use on %s: pass --port N (or PORT=N) to use another one", cfg.str("port"), cfg.str("bind"))
+			return nil, fmt.Errorf("port %d is already in use on %s: pass --port N (or PORT=N) to use another one", cfg.Port, cfg.Bind)
 		}
 		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
@@ -212,17 +213,17 @@ func listen(cfg *config) (net.Listener, error) {
 
 // httpHandler guards the MCP endpoint: token, Origin, Host, body size.
 func httpHandler(cfg *config, srv *mcp.Server, token string, logger *slog.Logger) (http.Handler, error) {
-	bind := cfg.str("bind")
+	bind := cfg.Bind
 	if !guard.IsLoopback(bind) {
 		logger.Warn("the MCP endpoint is bound to a non-loopback address: anyone who can reach it and has the token can run code", "bind", bind)
 		fmt.Fprintf(os.Stderr, "WARNING: serving MCP on %s, reachable from other machines; anyone with the token can run code on your Jupyter server.\n", bind)
 	}
-	if cfg.boolean("no-auth-loopback-only") {
+	if cfg.NoAuthLoopbackOnly {
 		fmt.Fprintln(os.Stderr, "WARNING: --no-auth-loopback-only: MCP requests are accepted WITHOUT a token from any local process.")
 	}
 	guarded, err := guard.New(srv.HTTPHandler(), guard.Options{
 		Token:    token,
-		NoAuth:   cfg.boolean("no-auth-loopback-only"),
+		NoAuth:   cfg.NoAuthLoopbackOnly,
 		BindHost: bind,
 	})
 	if err != nil {
