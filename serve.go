@@ -16,6 +16,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp/guard"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
@@ -159,7 +160,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		if from := cfg.origin(&cfg.MCPToken).from; from != "default" {
 			// The user chose this token; it may be reused elsewhere and
 			// end up in CI logs, so only a generated one is printed whole.
-			shown = maskToken(token) + " (from " + from + ")"
+			shown = secret.Mask(token) + " (from " + from + ")"
 		}
 		fmt.Fprintf(os.Stderr, "MCP endpoint: %s\nBearer token: %s\n", info.Endpoint, shown)
 		select {
@@ -240,12 +241,4 @@ type slogWriter struct{ l *slog.Logger }
 func (w slogWriter) Write(p []byte) (int, error) {
 	w.l.Debug("jupyter-server", "out", string(p))
 	return len(p), nil
-}
-
-// maskToken shows the first four characters of a secret.
-func maskToken(t string) string {
-	if len(t) <= 4 {
-		return "****"
-	}
-	return t[:4] + "…"
 }

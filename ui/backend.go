@@ -44,20 +44,6 @@ type HeaderInfo struct {
 	Version    string `json:"version,omitempty"`    // the server's version
 }
 
-// MaskToken shows the first four characters of a secret and hides the rest.
-// Short secrets are hidden whole: four characters of an eight-character
-// token would be half of it.
-func MaskToken(tok string) string {
-	switch {
-	case tok == "":
-		return ""
-	case len(tok) < 12:
-		return "••••"
-	default:
-		return tok[:4] + "…"
-	}
-}
-
 // ErrReadOnly is returned by actions on a backend that cannot act (a replay).
 var ErrReadOnly = errors.New("this workbench is read-only (replay)")
 

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
 
 // The feed protocol, one JSON object per websocket text message.
@@ -235,11 +235,7 @@ func (f *Feed) authorized(r *http.Request) bool {
 	if f.token == "" {
 		return true
 	}
-	got := r.URL.Query().Get("token")
-	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		got = strings.TrimPrefix(h, "Bearer ")
-	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(f.token)) == 1
+	return secret.Authorized(r, f.token, "token")
 }
 
 // readActions runs the actions a workbench sends, answering each.

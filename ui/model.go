@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
@@ -482,7 +483,7 @@ func (m *Model) headerView() string {
 		parts = append(parts, kv("mcp", m.info.Endpoint))
 	}
 	if m.info.Token != "" {
-		parts = append(parts, kv("token", MaskToken(m.info.Token)))
+		parts = append(parts, kv("token", secret.Mask(m.info.Token)))
 	}
 	jupyter := m.info.JupyterURL
 	if m.st.server.JupyterURL != "" {

@@ -6,13 +6,14 @@ package guard
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
 
 // Options configure a Guard.
@@ -71,7 +72,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("403 Forbidden: Origin %q is not allowed (cross-origin browser requests are refused)", origin), http.StatusForbidden)
 		return
 	}
-	if !g.o.NoAuth && !g.authorized(r) {
+	if !g.o.NoAuth && !secret.Authorized(r, g.o.Token, "") {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="jupyter-mcp-server"`)
 		msg := "401 Unauthorized: send the server's token as \"Authorization: Bearer TOKEN\" (it is shown when the server starts, or set with --mcp-token / MCP_TOKEN)"
 		if r.Header.Get("Authorization") != "" {
@@ -104,16 +105,6 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, g.o.MaxBodyBytes)
 	}
 	g.next.ServeHTTP(w, r)
-}
-
-func (g *guard) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	const prefix = "bearer "
-	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return false
-	}
-	got := strings.TrimSpace(h[len(prefix):])
-	return subtle.ConstantTimeCompare([]byte(got), []byte(g.o.Token)) == 1
 }
 
 func (g *guard) hostAllowed(hostport string) bool {
