@@ -73,7 +73,7 @@ type Feed struct {
 	stop     func()
 
 	mu      sync.Mutex
-	st      *state
+	st      *State
 	clients map[*feedClient]struct{}
 	closed  bool
 }
@@ -103,7 +103,7 @@ func newFeed(events <-chan engine.Event, stop func(), eng feedEngine, info Heade
 		info:    info,
 		token:   token,
 		stop:    stop,
-		st:      newState(false),
+		st:      NewState(nil),
 		clients: map[*feedClient]struct{}{},
 	}
 	go f.keep(events)
@@ -116,7 +116,7 @@ func newFeed(events <-chan engine.Event, stop func(), eng feedEngine, info Heade
 func (f *Feed) keep(events <-chan engine.Event) {
 	for ev := range events {
 		f.mu.Lock()
-		f.st.apply(ev)
+		f.st.Apply(ev)
 		for c := range f.clients {
 			f.deliver(c, ev)
 		}
@@ -178,7 +178,7 @@ func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		return
 	}
-	snap := f.st.snapshot()
+	snap := f.st.Snapshot()
 	c := &feedClient{out: make(chan engine.Event, feedClientBuffer), gone: make(chan struct{})}
 	f.clients[c] = struct{}{}
 	f.mu.Unlock()
@@ -276,8 +276,9 @@ func (f *Feed) act(a feedAction) error {
 	return fmt.Errorf("unknown action %q", a.Action)
 }
 
-// remoteBackend is a workbench attached to another process's feed.
-type remoteBackend struct {
+// RemoteSource is the events and actions of another process's engine,
+// attached to through its feed.
+type RemoteSource struct {
 	conn   *websocket.Conn
 	info   HeaderInfo
 	events chan engine.Event
@@ -290,38 +291,10 @@ type remoteBackend struct {
 	once    sync.Once
 }
 
-// Remote attaches to the feed at addr (see Dial), giving up after ten
-// seconds. When attaching fails, the backend reports it through Err, and Run
-// returns that error instead of drawing an empty workbench.
-func Remote(addr, token string) Backend {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	b, err := Dial(ctx, addr, token)
-	if err != nil {
-		return failedBackend{err}
-	}
-	return b
-}
-
-// failedBackend stands for a feed that could not be reached.
-type failedBackend struct{ err error }
-
-func (f failedBackend) Err() error { return f.err }
-func (f failedBackend) Subscribe() (<-chan engine.Event, func()) {
-	ch := make(chan engine.Event)
-	close(ch)
-	return ch, func() {}
-}
-func (f failedBackend) Info() HeaderInfo                              { return HeaderInfo{Mode: "not attached"} }
-func (f failedBackend) InterruptKernel(context.Context, string) error { return f.err }
-func (f failedBackend) CancelCall(string) error                       { return f.err }
-func (f failedBackend) SetPaused(bool) error                          { return f.err }
-func (f failedBackend) Decide(string, bool) error                     { return f.err }
-
 // Dial attaches to the feed at addr: a ws:// or http:// URL, or
 // unix:/path/to.sock for a feed served on a unix socket, presenting token.
 // It waits for the server's hello, so Info is known when it returns.
-func Dial(ctx context.Context, addr, token string) (Backend, error) {
+func Dial(ctx context.Context, addr, token string) (*RemoteSource, error) {
 	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
 	target := addr
 	switch {
@@ -361,7 +334,7 @@ func Dial(ctx context.Context, addr, token string) (Backend, error) {
 		return nil, fmt.Errorf("attach to %s: %w", addr, err)
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	r := &remoteBackend{
+	r := &RemoteSource{
 		conn:    conn,
 		info:    *hello.Info,
 		events:  make(chan engine.Event, subscriptionBuffer),
@@ -378,7 +351,7 @@ func Dial(ctx context.Context, addr, token string) (Backend, error) {
 
 // read delivers events and routes action results until the connection
 // ends; then it closes the event stream and fails waiting actions.
-func (r *remoteBackend) read() {
+func (r *RemoteSource) read() {
 	defer func() {
 		close(r.events)
 		r.mu.Lock()
@@ -419,7 +392,7 @@ func (r *remoteBackend) read() {
 	}
 }
 
-func (r *remoteBackend) Subscribe() (<-chan engine.Event, func()) {
+func (r *RemoteSource) Subscribe() (<-chan engine.Event, func()) {
 	return r.events, func() {
 		r.once.Do(func() {
 			close(r.done)
@@ -432,10 +405,10 @@ func (r *remoteBackend) Subscribe() (<-chan engine.Event, func()) {
 	}
 }
 
-func (r *remoteBackend) Info() HeaderInfo { return r.info }
+func (r *RemoteSource) Info() HeaderInfo { return r.info }
 
 // do sends an action and waits for its result.
-func (r *remoteBackend) do(ctx context.Context, a feedAction) error {
+func (r *RemoteSource) do(ctx context.Context, a feedAction) error {
 	ch := make(chan error, 1)
 	r.mu.Lock()
 	r.ref++
@@ -459,15 +432,15 @@ func (r *remoteBackend) do(ctx context.Context, a feedAction) error {
 	}
 }
 
-func (r *remoteBackend) InterruptKernel(ctx context.Context, kernelID string) error {
+func (r *RemoteSource) InterruptKernel(ctx context.Context, kernelID string) error {
 	return r.do(ctx, feedAction{Action: "interrupt", KernelID: kernelID})
 }
 
-func (r *remoteBackend) CancelCall(id string) error {
+func (r *RemoteSource) CancelCall(id string) error {
 	return r.doTimeout(feedAction{Action: "cancel", ID: id})
 }
 
-func (r *remoteBackend) SetPaused(paused bool) error {
+func (r *RemoteSource) SetPaused(paused bool) error {
 	a := feedAction{Action: "resume"}
 	if paused {
 		a.Action = "pause"
@@ -475,11 +448,11 @@ func (r *remoteBackend) SetPaused(paused bool) error {
 	return r.doTimeout(a)
 }
 
-func (r *remoteBackend) Decide(id string, allow bool) error {
+func (r *RemoteSource) Decide(id string, allow bool) error {
 	return r.doTimeout(feedAction{Action: "decide", ID: id, Allow: allow})
 }
 
-func (r *remoteBackend) doTimeout(a feedAction) error {
+func (r *RemoteSource) doTimeout(a feedAction) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return r.do(ctx, a)

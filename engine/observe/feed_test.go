@@ -135,26 +135,26 @@ func TestFeedRoundTrip(t *testing.T) {
 	waitFor(t, "the workbench to be attached", func() bool { return eng.attachedNow() == 1 })
 
 	// Rebuild the state from the snapshot and compare with the source.
-	want := newState(true)
+	want := NewState(decodePNG)
 	for _, ev := range evs {
-		want.apply(ev)
+		want.Apply(ev)
 	}
-	got := newState(true)
-	for range want.snapshot() {
-		got.apply(next(t, events))
+	got := NewState(decodePNG)
+	for range want.Snapshot() {
+		got.Apply(next(t, events))
 	}
-	if len(got.calls) != 6 || got.call("c6").Status != engine.CallHeld || got.call("c2").Tool != "list_files" {
-		t.Fatalf("calls after snapshot: %v", toolsOf(got.calls))
+	if len(got.Calls) != 6 || got.Call("c6").Status != engine.CallHeld || got.Call("c2").Tool != "list_files" {
+		t.Fatalf("calls after snapshot: %v", toolsOf(got.Calls))
 	}
-	nb := got.notebooks["sales"]
-	if nb == nil || len(nb.Cells) != 4 || nb.Cells[2].Outputs[0].img == nil {
+	nb := got.Notebooks["sales"]
+	if nb == nil || len(nb.Cells) != 4 || !isImage(nb.Cells[2].Outputs[0].Decoded) {
 		t.Fatalf("notebook after snapshot: %+v", nb)
 	}
-	if x := got.execIndex["x1"]; x == nil || !x.Running() || x.Tail(1)[0] != "7" {
+	if x := got.Exec("x1"); x == nil || !x.Running() || x.Tail(1)[0] != "7" {
 		t.Fatalf("execution after snapshot: %+v", x)
 	}
-	if got.server.Paused || got.server.ApprovalMode != "destructive" || len(got.sessions) != 1 {
-		t.Fatalf("server state after snapshot: %+v sessions %v", got.server, got.sessions)
+	if got.Server.Paused || got.Server.ApprovalMode != "destructive" || len(got.Sessions) != 1 {
+		t.Fatalf("server state after snapshot: %+v sessions %v", got.Server, got.Sessions)
 	}
 
 	// Then live events, in order.
@@ -204,9 +204,9 @@ func TestFeedCloseEndsRemoteStream(t *testing.T) {
 	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, "")
 	srv := httptest.NewServer(feed)
 	defer srv.Close()
-	b := Remote("ws"+srv.URL[len("http"):], "")
-	if f, ok := b.(interface{ Err() error }); ok {
-		t.Fatal(f.Err())
+	b, err := Dial(context.Background(), "ws"+srv.URL[len("http"):], "")
+	if err != nil {
+		t.Fatal(err)
 	}
 	events, stop := b.Subscribe()
 	defer stop()
@@ -256,14 +256,11 @@ func TestFeedOverUnixSocket(t *testing.T) {
 	}
 }
 
-func TestRemoteUnreachable(t *testing.T) {
+func TestDialUnreachable(t *testing.T) {
 	t.Parallel()
-	b := Remote("unix:"+filepath.Join(t.TempDir(), "none.sock"), "")
-	f, ok := b.(interface{ Err() error })
-	if !ok || f.Err() == nil {
-		t.Fatal("attaching to nothing should fail")
-	}
-	if err := Run(context.Background(), b, RunOptions{}); err == nil || err != f.Err() {
-		t.Fatalf("Run returned %v, want the attach error", err)
+	sock := filepath.Join(t.TempDir(), "none.sock")
+	b, err := Dial(context.Background(), "unix:"+sock, "")
+	if err == nil || b != nil || !strings.Contains(err.Error(), "attach to unix:"+sock) {
+		t.Fatalf("attaching to nothing: %v, %v", b, err)
 	}
 }

@@ -38,7 +38,7 @@ func NewRecorder(w io.Writer, e *engine.Engine, secrets []string) *Recorder {
 
 // NewBusRecorder records every event of bus to w until Close.
 func NewBusRecorder(w io.Writer, bus *engine.Bus, secrets []string) *Recorder {
-	r := newRecordWriter(w, secrets)
+	r := NewRecordWriter(w, secrets)
 	sub := bus.SubscribeBatched(subscriptionBuffer, observerBatchWindow)
 	r.stop, r.done = sub.Close, make(chan struct{})
 	go func() {
@@ -48,10 +48,10 @@ func NewBusRecorder(w io.Writer, bus *engine.Bus, secrets []string) *Recorder {
 	return r
 }
 
-// newRecordWriter returns a recorder that writes only what it is given.
-// Secrets shorter than four bytes are ignored: redacting them would garble
+// NewRecordWriter returns a recorder that writes only the events given to
+// its Write (it follows no bus). Secrets shorter than four bytes are ignored: redacting them would garble
 // the recording.
-func newRecordWriter(w io.Writer, secrets []string) *Recorder {
+func NewRecordWriter(w io.Writer, secrets []string) *Recorder {
 	r := &Recorder{w: bufio.NewWriter(w)}
 	for _, s := range secrets {
 		if len(s) < 4 {
@@ -116,17 +116,17 @@ type ReplayOptions struct {
 	MaxGap time.Duration
 }
 
-// replayBackend plays a recording. Actions are refused: there is no engine
+// ReplaySource plays a recording. Actions are refused: there is no engine
 // behind it.
-type replayBackend struct {
+type ReplaySource struct {
 	path   string
 	events []engine.Event
 	opts   ReplayOptions
 }
 
-// Replay reads a recording made by Recorder and returns a Backend that plays
-// it with its original timing.
-func Replay(path string, options ...ReplayOptions) (Backend, error) {
+// Replay reads a recording made by Recorder and returns a source that
+// plays it with its original timing.
+func Replay(path string, options ...ReplayOptions) (*ReplaySource, error) {
 	var opts ReplayOptions
 	if len(options) > 0 {
 		opts = options[0]
@@ -146,7 +146,7 @@ func Replay(path string, options ...ReplayOptions) (Backend, error) {
 	if opts.MaxGap == 0 {
 		opts.MaxGap = 5 * time.Second
 	}
-	return &replayBackend{path: path, events: evs, opts: opts}, nil
+	return &ReplaySource{path: path, events: evs, opts: opts}, nil
 }
 
 // readRecording parses JSON lines of events; blank lines are skipped.
@@ -172,7 +172,7 @@ func readRecording(r io.Reader) ([]engine.Event, error) {
 // as long as they were apart (scaled by Speed, capped by MaxGap); the
 // channel is closed at the end. Times are moved to the present, so elapsed
 // times and cache TTLs count as they did when recorded.
-func (p *replayBackend) Subscribe() (<-chan engine.Event, func()) {
+func (p *ReplaySource) Subscribe() (<-chan engine.Event, func()) {
 	out := make(chan engine.Event, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -237,16 +237,16 @@ func (p *replayBackend) Subscribe() (<-chan engine.Event, func()) {
 
 // Recorded reports the events' original times, for a replay that wants
 // them (the tests); the workbench sees them moved to the present.
-func (p *replayBackend) Recorded() []engine.Event { return p.events }
+func (p *ReplaySource) Recorded() []engine.Event { return p.events }
 
-func (p *replayBackend) Info() HeaderInfo {
+func (p *ReplaySource) Info() HeaderInfo {
 	return HeaderInfo{Mode: "replay of " + filepath.Base(p.path)}
 }
 
 // ReadOnly tells the workbench to disable the actions.
-func (p *replayBackend) ReadOnly() bool { return true }
+func (p *ReplaySource) ReadOnly() bool { return true }
 
-func (p *replayBackend) InterruptKernel(context.Context, string) error { return ErrReadOnly }
-func (p *replayBackend) CancelCall(string) error                       { return ErrReadOnly }
-func (p *replayBackend) SetPaused(bool) error                          { return ErrReadOnly }
-func (p *replayBackend) Decide(string, bool) error                     { return ErrReadOnly }
+func (p *ReplaySource) InterruptKernel(context.Context, string) error { return ErrReadOnly }
+func (p *ReplaySource) CancelCall(string) error                       { return ErrReadOnly }
+func (p *ReplaySource) SetPaused(bool) error                          { return ErrReadOnly }
+func (p *ReplaySource) Decide(string, bool) error                     { return ErrReadOnly }

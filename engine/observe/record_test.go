@@ -108,7 +108,7 @@ func TestRecordRedactsAndReplays(t *testing.T) {
 func TestReplayKeepsTiming(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	rec := newRecordWriter(&buf, nil)
+	rec := NewRecordWriter(&buf, nil)
 	for i := 0; i < 3; i++ {
 		if err := rec.Write(engine.Event{Seq: uint64(i + 1), Time: t0.Add(time.Duration(i) * 200 * time.Millisecond), Type: engine.EvMissed, Missed: 1}); err != nil {
 			t.Fatal(err)

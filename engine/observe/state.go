@@ -1,38 +1,33 @@
 package observe
 
 import (
-	"bytes"
-	"encoding/json"
-	"image"
-	"image/jpeg"
-	"image/png"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 )
 
-// Bounds on what the workbench keeps. An agent can produce output far faster
-// than anyone can read it (a loop printing 200,000 lines), so every list and
-// every text is capped, and what was left out is counted and shown.
+// Bounds on what the projection keeps. An agent can produce output far
+// faster than anyone can read it (a loop printing 200,000 lines), so every
+// list and every text is capped, and what was left out is counted and shown.
 const (
-	maxCalls           = 500       // calls kept in the timeline
-	maxArgsBytes       = 16 << 10  // arguments kept per call
-	maxTextBytes       = 64 << 10  // text content kept per call
-	maxStructuredBytes = 256 << 10 // structuredContent kept per call (parsed as a tree)
-	maxMetaBytes       = 16 << 10  // _meta kept per call
-	maxSourceBytes     = 32 << 10  // source kept per cell
-	maxCellOutputs     = 20        // outputs kept per cell (the latest)
-	maxOutputText      = 8 << 10   // text kept per output (the tail)
-	maxExecTailLines   = 200       // streamed lines kept per execution
-	maxLineBytes       = 1024      // bytes kept per streamed line
-	maxFinishedExecs   = 20        // finished executions kept beside the running ones
-	maxImageWidth      = 160       // decoded images are reduced to this many pixels wide
+	MaxCalls           = 500       // calls kept in the timeline
+	MaxArgsBytes       = 16 << 10  // arguments kept per call
+	MaxTextBytes       = 64 << 10  // text content kept per call
+	MaxStructuredBytes = 256 << 10 // structuredContent kept per call (parsed as a tree)
+	MaxMetaBytes       = 16 << 10  // _meta kept per call
+	MaxSourceBytes     = 32 << 10  // source kept per cell
+	MaxCellOutputs     = 20        // outputs kept per cell (the latest)
+	MaxOutputText      = 8 << 10   // text kept per output (the tail)
+	MaxExecTailLines   = 200       // streamed lines kept per execution
+	MaxLineBytes       = 1024      // bytes kept per streamed line
+	MaxFinishedExecs   = 20        // finished executions kept beside the running ones
 )
 
-// callRecord is one tool call as last seen, with what was cut from it.
-type callRecord struct {
+// Call is one tool call as last seen, with what was cut from it.
+type Call struct {
 	engine.CallEvent
 	Finished      time.Time // when the call.finished event was published
 	ArgsCut       int       // bytes of Args left out (Args is then not valid JSON)
@@ -40,39 +35,34 @@ type callRecord struct {
 	StructuredCut int
 	MetaCut       int
 
-	argsLine string // shortArgs(Args), drawn once: the calls pane shows it on every frame
-	argsDone bool
+	// ArgsLine is free for a reader to keep its one-line form of Args in
+	// (the workbench draws it on every frame); the state clears it
+	// whenever Args change.
+	ArgsLine string
 }
 
-// argsSummary is the one-line form of the call's arguments.
-func (r *callRecord) argsSummary() string {
-	if !r.argsDone {
-		r.argsLine, r.argsDone = shortArgs(r.Args), true
-	}
-	return r.argsLine
-}
-
-// outputState is one cell output as kept by the workbench.
-type outputState struct {
+// Output is one cell output as kept by the projection.
+type Output struct {
 	engine.OutputSnapshot
-	img    image.Image // decoded and reduced image, when the output is one
-	imgErr string      // why the image could not be decoded
-	art    *imageArt   // img drawn in characters, shared by the copies of this output
+	// Decoded is what the state's image decoder made of Image (see
+	// NewState), made once and shared by the copies of this output; nil
+	// when the output has no image or the state decodes none.
+	Decoded any
 }
 
-// cellState is one cell of a notebook in use.
-type cellState struct {
+// Cell is one cell of a notebook in use.
+type Cell struct {
 	ID             string
 	Type           string
 	Source         string
 	SourceCut      int
 	ExecutionCount *int
-	Outputs        []outputState
+	Outputs        []Output
 	OutputsOmitted int // outputs left out by the engine and by us
 }
 
 // snapshot turns the cell back into the engine's form.
-func (c *cellState) snapshot() engine.CellSnapshot {
+func (c *Cell) snapshot() engine.CellSnapshot {
 	snap := engine.CellSnapshot{ID: c.ID, Type: c.Type, Source: c.Source, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
 	for _, o := range c.Outputs {
 		snap.Outputs = append(snap.Outputs, o.OutputSnapshot)
@@ -80,17 +70,17 @@ func (c *cellState) snapshot() engine.CellSnapshot {
 	return snap
 }
 
-// notebookState is a notebook in use, kept up to date from notebook events.
-type notebookState struct {
-	ver                  uint64 // bumped on every change, for the pane's cache
+// Notebook is a notebook in use, kept up to date from notebook events.
+type Notebook struct {
+	Ver                  uint64 // bumped on every change, for a reader's cache
 	Name, Path, KernelID string
-	Cells                []cellState
+	Cells                []Cell
 	LastCellID           string // the cell changed last
 	Changed              time.Time
 }
 
-// execRecord is one execution: running, or recently finished.
-type execRecord struct {
+// Exec is one execution: running, or recently finished.
+type Exec struct {
 	engine.ExecEvent
 	Started      time.Time
 	Finished     time.Time // zero while running
@@ -102,10 +92,10 @@ type execRecord struct {
 }
 
 // Running reports whether the execution has not finished.
-func (x *execRecord) Running() bool { return x.Finished.IsZero() }
+func (x *Exec) Running() bool { return x.Finished.IsZero() }
 
 // Tail returns the last n lines of output, the partial line included.
-func (x *execRecord) Tail(n int) []string {
+func (x *Exec) Tail(n int) []string {
 	lines := x.tail
 	if x.partial != "" {
 		lines = append(lines[:len(lines):len(lines)], x.partial)
@@ -116,73 +106,84 @@ func (x *execRecord) Tail(n int) []string {
 	return lines
 }
 
-// state is everything the workbench knows, reduced from engine events. It is
-// plain data with bounded size: the root model owns one, and the feed server
-// keeps one to send a newly attached workbench a snapshot.
-type state struct {
-	decodeImages bool // the feed server has no use for decoded images
+// KeptLines is how many complete lines the tail holds now (at most
+// 2*MaxExecTailLines: the tail is trimmed in batches).
+func (x *Exec) KeptLines() int { return len(x.tail) }
 
-	calls        []*callRecord // oldest first
-	callIndex    map[string]*callRecord
+// ImageDecoder turns an output's image into what a reader draws from. It
+// runs once per output, when the output arrives.
+type ImageDecoder func(mime string, data []byte) any
+
+// State is everything known about the engine, reduced from its events. It
+// is plain data with bounded size and no lock: the workbench's model owns
+// one, and the feed server keeps one to send a newly attached workbench a
+// snapshot.
+type State struct {
+	decode ImageDecoder // nil: the feed server has no use for decoded images
+
+	Calls        []*Call // oldest first
+	callIndex    map[string]*Call
 	CallsDropped int
 
-	sessions map[string]string // id -> client name
+	Sessions map[string]string // id -> client name
 
-	notebooks     map[string]*notebookState
-	notebookOrder []string
+	Notebooks     map[string]*Notebook
+	NotebookOrder []string
 
-	execs        []*execRecord // oldest first
-	execIndex    map[string]*execRecord
+	Execs        []*Exec // oldest first
+	execIndex    map[string]*Exec
 	ExecsDropped int
 
-	kernels   map[string]engine.KernelEvent
+	Kernels   map[string]engine.KernelEvent
 	sandboxes map[string]engine.SandboxEvent
 
-	server     engine.ServerEvent
+	Server     engine.ServerEvent
 	haveServer bool
 	Missed     uint64 // events the bus dropped because we were slow
 	Applied    uint64 // events applied
 
 	// Change counters, one per part of the state: each is bumped when its
 	// part changes, so that the workbench redraws a pane only when what
-	// the pane shows changed. Under an output flood only execsVer moves.
-	callsVer     uint64 // calls and the count of dropped calls
-	notebooksVer uint64 // notebooks opened or closed (each has its own ver)
-	execsVer     uint64 // executions and their output
-	kernelsVer   uint64 // kernels and sandboxes
-	serverVer    uint64 // server state, sessions, missed events
+	// the pane shows changed. Under an output flood only ExecsVer moves.
+	CallsVer     uint64 // calls and the count of dropped calls
+	NotebooksVer uint64 // notebooks opened or closed (each has its own Ver)
+	ExecsVer     uint64 // executions and their output
+	KernelsVer   uint64 // kernels and sandboxes
+	ServerVer    uint64 // server state, sessions, missed events
 }
 
-func newState(decodeImages bool) *state {
-	return &state{
-		decodeImages: decodeImages,
-		callIndex:    map[string]*callRecord{},
-		sessions:     map[string]string{},
-		notebooks:    map[string]*notebookState{},
-		execIndex:    map[string]*execRecord{},
-		kernels:      map[string]engine.KernelEvent{},
-		sandboxes:    map[string]engine.SandboxEvent{},
+// NewState returns an empty state. decode, when not nil, is run on every
+// output image as it arrives (see Output.Decoded).
+func NewState(decode ImageDecoder) *State {
+	return &State{
+		decode:    decode,
+		callIndex: map[string]*Call{},
+		Sessions:  map[string]string{},
+		Notebooks: map[string]*Notebook{},
+		execIndex: map[string]*Exec{},
+		Kernels:   map[string]engine.KernelEvent{},
+		sandboxes: map[string]engine.SandboxEvent{},
 	}
 }
 
-// apply folds one event into the state.
-func (s *state) apply(ev engine.Event) {
+// Apply folds one event into the state.
+func (s *State) Apply(ev engine.Event) {
 	s.Applied++
 	switch ev.Type {
 	case engine.EvCallStarted, engine.EvCallProgress, engine.EvCallHeld, engine.EvCallFinished:
 		if ev.Call != nil {
-			s.callsVer++
+			s.CallsVer++
 			s.applyCall(ev)
 		}
 	case engine.EvSessionOpened:
 		if ev.Session != nil {
-			s.serverVer++
-			s.sessions[ev.Session.ID] = ev.Session.Client
+			s.ServerVer++
+			s.Sessions[ev.Session.ID] = ev.Session.Client
 		}
 	case engine.EvSessionClosed:
 		if ev.Session != nil {
-			s.serverVer++
-			delete(s.sessions, ev.Session.ID)
+			s.ServerVer++
+			delete(s.Sessions, ev.Session.ID)
 		}
 	case engine.EvNotebookOpened, engine.EvNotebookChanged, engine.EvNotebookClosed:
 		if ev.Notebook != nil {
@@ -190,34 +191,34 @@ func (s *state) apply(ev engine.Event) {
 		}
 	case engine.EvExecStarted, engine.EvExecOutput, engine.EvExecFinished:
 		if ev.Exec != nil {
-			s.execsVer++
+			s.ExecsVer++
 			s.applyExec(ev)
 		}
 	case engine.EvKernelStatus:
 		if ev.Kernel != nil {
-			s.kernelsVer++
+			s.KernelsVer++
 			k := *ev.Kernel
-			if old, ok := s.kernels[k.ID]; ok && k.Name == "" {
+			if old, ok := s.Kernels[k.ID]; ok && k.Name == "" {
 				k.Name = old.Name
 			}
-			s.kernels[k.ID] = k
+			s.Kernels[k.ID] = k
 		}
 	case engine.EvSandboxStatus:
 		if ev.Sandbox != nil {
-			s.kernelsVer++
+			s.KernelsVer++
 			s.sandboxes[ev.Sandbox.Name] = *ev.Sandbox
 		}
 	case engine.EvServerState:
 		if ev.Server != nil {
-			s.serverVer++
+			s.ServerVer++
 			srv := *ev.Server
 			if srv.JupyterURL == "" {
-				srv.JupyterURL = s.server.JupyterURL
+				srv.JupyterURL = s.Server.JupyterURL
 			}
-			s.server, s.haveServer = srv, true
+			s.Server, s.haveServer = srv, true
 		}
 	case engine.EvMissed:
-		s.serverVer++
+		s.ServerVer++
 		s.Missed += ev.Missed
 	}
 }
@@ -246,13 +247,13 @@ func tailString(s string, n int) (string, int) {
 	return strings.ToValidUTF8(s[len(s)-n:], ""), len(s) - n
 }
 
-func (s *state) applyCall(ev engine.Event) {
+func (s *State) applyCall(ev engine.Event) {
 	c := ev.Call
 	r, ok := s.callIndex[c.ID]
 	if !ok {
-		r = &callRecord{CallEvent: engine.CallEvent{ID: c.ID}}
+		r = &Call{CallEvent: engine.CallEvent{ID: c.ID}}
 		s.callIndex[c.ID] = r
-		s.calls = append(s.calls, r)
+		s.Calls = append(s.Calls, r)
 		s.trimCalls()
 	}
 	if c.Session != "" {
@@ -262,8 +263,8 @@ func (s *state) applyCall(ev engine.Event) {
 		r.Tool = c.Tool
 	}
 	if len(c.Args) > 0 {
-		r.Args, r.ArgsCut = capBytes(c.Args, maxArgsBytes)
-		r.argsDone = false
+		r.Args, r.ArgsCut = capBytes(c.Args, MaxArgsBytes)
+		r.ArgsLine = ""
 	}
 	if c.Destructive {
 		r.Destructive = true
@@ -291,9 +292,9 @@ func (s *state) applyCall(ev engine.Event) {
 		if r.Finished.IsZero() {
 			r.Finished = r.Started.Add(c.Duration)
 		}
-		r.Text, r.TextCut = capString(c.Text, maxTextBytes)
-		r.Structured, r.StructuredCut = capBytes(c.Structured, maxStructuredBytes)
-		r.Meta, r.MetaCut = capBytes(c.Meta, maxMetaBytes)
+		r.Text, r.TextCut = capString(c.Text, MaxTextBytes)
+		r.Structured, r.StructuredCut = capBytes(c.Structured, MaxStructuredBytes)
+		r.Meta, r.MetaCut = capBytes(c.Meta, MaxMetaBytes)
 		r.IsError, r.Error = c.IsError, c.Error
 		r.SchemaOK, r.SchemaProblem = c.SchemaOK, c.SchemaProblem
 		r.CellID, r.Notebook, r.Images = c.CellID, c.Notebook, c.Images
@@ -308,31 +309,34 @@ func (s *state) applyCall(ev engine.Event) {
 
 // trimCalls drops the oldest finished call (or, when every call is still
 // active, the oldest) until the timeline fits its bound.
-func (s *state) trimCalls() {
-	for len(s.calls) > maxCalls {
+func (s *State) trimCalls() {
+	for len(s.Calls) > MaxCalls {
 		drop := 0
-		for i, r := range s.calls {
+		for i, r := range s.Calls {
 			if r.Status != engine.CallRunning && r.Status != engine.CallHeld {
 				drop = i
 				break
 			}
 		}
-		delete(s.callIndex, s.calls[drop].ID)
-		s.calls = append(s.calls[:drop], s.calls[drop+1:]...)
+		delete(s.callIndex, s.Calls[drop].ID)
+		s.Calls = append(s.Calls[:drop], s.Calls[drop+1:]...)
 		s.CallsDropped++
 	}
 }
 
-// call returns the call with the given id, or nil.
-func (s *state) call(id string) *callRecord { return s.callIndex[id] }
+// Call returns the call with the given id, or nil.
+func (s *State) Call(id string) *Call { return s.callIndex[id] }
 
-func (s *state) newCell(c engine.CellSnapshot) cellState {
-	cs := cellState{ID: c.ID, Type: c.Type, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
-	cs.Source, cs.SourceCut = capString(c.Source, maxSourceBytes)
+// Exec returns the execution with the given id, or nil.
+func (s *State) Exec(id string) *Exec { return s.execIndex[id] }
+
+func (s *State) newCell(c engine.CellSnapshot) Cell {
+	cs := Cell{ID: c.ID, Type: c.Type, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
+	cs.Source, cs.SourceCut = capString(c.Source, MaxSourceBytes)
 	outs := c.Outputs
-	if len(outs) > maxCellOutputs {
-		cs.OutputsOmitted += len(outs) - maxCellOutputs
-		outs = outs[len(outs)-maxCellOutputs:]
+	if len(outs) > MaxCellOutputs {
+		cs.OutputsOmitted += len(outs) - MaxCellOutputs
+		outs = outs[len(outs)-MaxCellOutputs:]
 	}
 	for _, o := range outs {
 		cs.Outputs = append(cs.Outputs, s.newOutput(o))
@@ -340,62 +344,40 @@ func (s *state) newCell(c engine.CellSnapshot) cellState {
 	return cs
 }
 
-func (s *state) newOutput(o engine.OutputSnapshot) outputState {
+func (s *State) newOutput(o engine.OutputSnapshot) Output {
 	var cut int
-	o.Text, cut = tailString(o.Text, maxOutputText)
+	o.Text, cut = tailString(o.Text, MaxOutputText)
 	o.Cut += cut
-	out := outputState{OutputSnapshot: o}
-	if len(o.Image) > 0 && s.decodeImages {
-		out.img, out.imgErr = decodeImage(o.MimeType, o.Image)
-		if out.img != nil {
-			out.art = &imageArt{}
-		}
+	out := Output{OutputSnapshot: o}
+	if len(o.Image) > 0 && s.decode != nil {
+		out.Decoded = s.decode(o.MimeType, o.Image)
 	}
 	return out
 }
 
-// decodeImage decodes a PNG or JPEG and reduces it to maxImageWidth pixels
-// wide, so that drawing it on every frame stays cheap.
-func decodeImage(mime string, data []byte) (image.Image, string) {
-	var (
-		img image.Image
-		err error
-	)
-	switch mime {
-	case "image/jpeg":
-		img, err = jpeg.Decode(bytes.NewReader(data))
-	default:
-		img, err = png.Decode(bytes.NewReader(data))
-	}
-	if err != nil {
-		return nil, err.Error()
-	}
-	return shrinkImage(img, maxImageWidth), ""
-}
-
-func (s *state) applyNotebook(ev engine.Event) {
+func (s *State) applyNotebook(ev engine.Event) {
 	n := ev.Notebook
 	if ev.Type == engine.EvNotebookClosed {
-		if _, ok := s.notebooks[n.Name]; ok {
-			s.notebooksVer++
-			delete(s.notebooks, n.Name)
-			for i, name := range s.notebookOrder {
+		if _, ok := s.Notebooks[n.Name]; ok {
+			s.NotebooksVer++
+			delete(s.Notebooks, n.Name)
+			for i, name := range s.NotebookOrder {
 				if name == n.Name {
-					s.notebookOrder = append(s.notebookOrder[:i], s.notebookOrder[i+1:]...)
+					s.NotebookOrder = append(s.NotebookOrder[:i], s.NotebookOrder[i+1:]...)
 					break
 				}
 			}
 		}
 		return
 	}
-	nb, ok := s.notebooks[n.Name]
+	nb, ok := s.Notebooks[n.Name]
 	if !ok {
-		nb = &notebookState{Name: n.Name}
-		s.notebooksVer++
-		s.notebooks[n.Name] = nb
-		s.notebookOrder = append(s.notebookOrder, n.Name)
+		nb = &Notebook{Name: n.Name}
+		s.NotebooksVer++
+		s.Notebooks[n.Name] = nb
+		s.NotebookOrder = append(s.NotebookOrder, n.Name)
 	}
-	nb.ver++
+	nb.Ver++
 	if n.Path != "" {
 		nb.Path = n.Path
 	}
@@ -407,7 +389,7 @@ func (s *state) applyNotebook(ev engine.Event) {
 	if ev.Type == engine.EvNotebookOpened {
 		op = engine.OpReload
 	}
-	cells := make([]cellState, 0, len(n.Cells))
+	cells := make([]Cell, 0, len(n.Cells))
 	for _, c := range n.Cells {
 		cells = append(cells, s.newCell(c))
 	}
@@ -437,7 +419,7 @@ func (s *state) applyNotebook(ev engine.Event) {
 	case engine.OpMove:
 		from := n.From
 		if len(cells) > 0 {
-			if i := nb.indexOf(cells[0].ID); i >= 0 {
+			if i := nb.IndexOf(cells[0].ID); i >= 0 {
 				from = i
 			}
 		}
@@ -448,14 +430,14 @@ func (s *state) applyNotebook(ev engine.Event) {
 			}
 			rest := append(nb.Cells[:from:from], nb.Cells[from+1:]...)
 			to := clamp(n.Index, 0, len(rest))
-			nb.Cells = append(rest[:to:to], append([]cellState{c}, rest[to:]...)...)
+			nb.Cells = append(rest[:to:to], append([]Cell{c}, rest[to:]...)...)
 		}
 	default:
 		// edit, output, exec_count, clear_output and any change we do not
 		// know: each snapshot is the changed cell as it now is, so it
 		// replaces the cell with its id (or, without one, at Index).
 		for i, c := range cells {
-			at := nb.indexOf(c.ID)
+			at := nb.IndexOf(c.ID)
 			if at < 0 {
 				at = n.Index + i
 			}
@@ -469,7 +451,8 @@ func (s *state) applyNotebook(ev engine.Event) {
 	}
 }
 
-func (nb *notebookState) indexOf(id string) int {
+// IndexOf returns the index of the cell with the given id, or -1.
+func (nb *Notebook) IndexOf(id string) int {
 	if id == "" {
 		return -1
 	}
@@ -491,13 +474,13 @@ func clamp(v, lo, hi int) int {
 	return v
 }
 
-func (s *state) applyExec(ev engine.Event) {
+func (s *State) applyExec(ev engine.Event) {
 	e := ev.Exec
 	x, ok := s.execIndex[e.ID]
 	if !ok {
-		x = &execRecord{ExecEvent: engine.ExecEvent{ID: e.ID}, Started: ev.Time}
+		x = &Exec{ExecEvent: engine.ExecEvent{ID: e.ID}, Started: ev.Time}
 		s.execIndex[e.ID] = x
-		s.execs = append(s.execs, x)
+		s.Execs = append(s.Execs, x)
 	}
 	merge := func(dst *string, v string) {
 		if v != "" {
@@ -510,7 +493,7 @@ func (s *state) applyExec(ev engine.Event) {
 	merge(&x.SandboxID, e.SandboxID)
 	merge(&x.CallID, e.CallID)
 	if e.Code != "" {
-		x.Code, _ = capString(e.Code, maxSourceBytes)
+		x.Code, _ = capString(e.Code, MaxSourceBytes)
 	}
 	switch ev.Type {
 	case engine.EvExecOutput:
@@ -532,7 +515,7 @@ func (s *state) applyExec(ev engine.Event) {
 }
 
 // addOutput appends an output to the execution's tail.
-func (x *execRecord) addOutput(o engine.OutputSnapshot) {
+func (x *Exec) addOutput(o engine.OutputSnapshot) {
 	x.Outputs++
 	var text string
 	switch {
@@ -556,16 +539,16 @@ func (x *execRecord) addOutput(o engine.OutputSnapshot) {
 		}
 	}
 	if o.Cut > 0 {
-		text += "… (" + itoa(o.Cut) + " bytes cut)\n"
+		text += "… (" + strconv.Itoa(o.Cut) + " bytes cut)\n"
 	}
 	x.appendText(text)
 }
 
-// appendText splits text into lines and keeps the last maxExecTailLines. A
+// appendText splits text into lines and keeps the last MaxExecTailLines. A
 // single enormous text costs one pass: only its last lines are kept. Lines
 // are cut from text in place, and the tail is trimmed within its own array,
 // so a flood of one-line outputs allocates next to nothing per output.
-func (x *execRecord) appendText(text string) {
+func (x *Exec) appendText(text string) {
 	if text == "" {
 		return
 	}
@@ -577,8 +560,8 @@ func (x *execRecord) appendText(text string) {
 	text = strings.TrimSuffix(text, "\n")
 	// Count and skip lines that would fall out of the tail anyway.
 	n := strings.Count(text, "\n") + 1
-	if n > maxExecTailLines+1 {
-		skip := n - maxExecTailLines - 1
+	if n > MaxExecTailLines+1 {
+		skip := n - MaxExecTailLines - 1
 		idx := 0
 		for i := 0; i < skip; i++ {
 			idx += strings.IndexByte(text[idx:], '\n') + 1
@@ -597,10 +580,10 @@ func (x *execRecord) appendText(text string) {
 	if complete {
 		x.pushLine(text)
 	} else {
-		x.partial, _ = capString(text, maxLineBytes)
+		x.partial, _ = capString(text, MaxLineBytes)
 	}
-	if len(x.tail) > 2*maxExecTailLines {
-		drop := len(x.tail) - maxExecTailLines
+	if len(x.tail) > 2*MaxExecTailLines {
+		drop := len(x.tail) - MaxExecTailLines
 		x.LinesDropped += drop
 		kept := copy(x.tail, x.tail[drop:])
 		clear(x.tail[kept:]) // let the dropped lines' text be collected
@@ -609,25 +592,25 @@ func (x *execRecord) appendText(text string) {
 }
 
 // pushLine appends one complete line to the tail.
-func (x *execRecord) pushLine(l string) {
-	l, _ = capString(strings.TrimSuffix(l, "\r"), maxLineBytes)
+func (x *Exec) pushLine(l string) {
+	l, _ = capString(strings.TrimSuffix(l, "\r"), MaxLineBytes)
 	x.tail = append(x.tail, l)
 }
 
 // trimExecs keeps every running execution and the latest finished ones.
-func (s *state) trimExecs() {
+func (s *State) trimExecs() {
 	finished := 0
-	for _, x := range s.execs {
+	for _, x := range s.Execs {
 		if !x.Running() {
 			finished++
 		}
 	}
-	if finished <= maxFinishedExecs {
+	if finished <= MaxFinishedExecs {
 		return
 	}
-	kept := s.execs[:0]
-	for _, x := range s.execs {
-		if !x.Running() && finished > maxFinishedExecs {
+	kept := s.Execs[:0]
+	for _, x := range s.Execs {
+		if !x.Running() && finished > MaxFinishedExecs {
 			finished--
 			delete(s.execIndex, x.ID)
 			s.ExecsDropped++
@@ -635,21 +618,21 @@ func (s *state) trimExecs() {
 		}
 		kept = append(kept, x)
 	}
-	s.execs = kept
+	s.Execs = kept
 }
 
-// sortedKernels lists kernels by id, for a stable display.
-func (s *state) sortedKernels() []engine.KernelEvent {
-	out := make([]engine.KernelEvent, 0, len(s.kernels))
-	for _, k := range s.kernels {
+// SortedKernels lists kernels by id, for a stable display.
+func (s *State) SortedKernels() []engine.KernelEvent {
+	out := make([]engine.KernelEvent, 0, len(s.Kernels))
+	for _, k := range s.Kernels {
 		out = append(out, k)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
-// sortedSandboxes lists sandboxes by name.
-func (s *state) sortedSandboxes() []engine.SandboxEvent {
+// SortedSandboxes lists sandboxes by name.
+func (s *State) SortedSandboxes() []engine.SandboxEvent {
 	out := make([]engine.SandboxEvent, 0, len(s.sandboxes))
 	for _, sb := range s.sandboxes {
 		out = append(out, sb)
@@ -658,33 +641,33 @@ func (s *state) sortedSandboxes() []engine.SandboxEvent {
 	return out
 }
 
-// snapshot renders the state as a sequence of events that rebuilds it when
+// Snapshot renders the state as a sequence of events that rebuilds it when
 // applied to an empty state: what the feed server sends a workbench that
 // attaches after things have happened.
-func (s *state) snapshot() []engine.Event {
+func (s *State) Snapshot() []engine.Event {
 	var evs []engine.Event
 	if s.haveServer {
-		srv := s.server
+		srv := s.Server
 		evs = append(evs, engine.Event{Type: engine.EvServerState, Server: &srv})
 	}
-	ids := make([]string, 0, len(s.sessions))
-	for id := range s.sessions {
+	ids := make([]string, 0, len(s.Sessions))
+	for id := range s.Sessions {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		evs = append(evs, engine.Event{Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: id, Client: s.sessions[id]}})
+		evs = append(evs, engine.Event{Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: id, Client: s.Sessions[id]}})
 	}
-	for _, k := range s.sortedKernels() {
+	for _, k := range s.SortedKernels() {
 		k := k
 		evs = append(evs, engine.Event{Type: engine.EvKernelStatus, Kernel: &k})
 	}
-	for _, sb := range s.sortedSandboxes() {
+	for _, sb := range s.SortedSandboxes() {
 		sb := sb
 		evs = append(evs, engine.Event{Type: engine.EvSandboxStatus, Sandbox: &sb})
 	}
-	for _, name := range s.notebookOrder {
-		nb := s.notebooks[name]
+	for _, name := range s.NotebookOrder {
+		nb := s.Notebooks[name]
 		ne := &engine.NotebookEvent{Name: nb.Name, Path: nb.Path, KernelID: nb.KernelID}
 		for _, c := range nb.Cells {
 			ne.Cells = append(ne.Cells, c.snapshot())
@@ -692,12 +675,12 @@ func (s *state) snapshot() []engine.Event {
 		evs = append(evs, engine.Event{Time: nb.Changed, Type: engine.EvNotebookOpened, Notebook: ne})
 		// Replay the last change too, so the attached workbench marks and
 		// shows the cell that changed last, as a live one does.
-		if at := nb.indexOf(nb.LastCellID); at >= 0 {
+		if at := nb.IndexOf(nb.LastCellID); at >= 0 {
 			evs = append(evs, engine.Event{Time: nb.Changed, Type: engine.EvNotebookChanged, Notebook: &engine.NotebookEvent{
 				Name: nb.Name, Op: engine.OpEdit, Index: at, Cells: []engine.CellSnapshot{nb.Cells[at].snapshot()}}})
 		}
 	}
-	for _, r := range s.calls {
+	for _, r := range s.Calls {
 		c := r.CallEvent
 		typ := engine.EvCallStarted
 		t := c.Started
@@ -711,11 +694,11 @@ func (s *state) snapshot() []engine.Event {
 		}
 		evs = append(evs, engine.Event{Time: t, Type: typ, Call: &c})
 	}
-	for _, x := range s.execs {
+	for _, x := range s.Execs {
 		start := x.ExecEvent
 		start.Output, start.Status, start.Elapsed = nil, "", 0
 		evs = append(evs, engine.Event{Time: x.Started, Type: engine.EvExecStarted, Exec: &start})
-		if lines := x.Tail(maxExecTailLines); len(lines) > 0 {
+		if lines := x.Tail(MaxExecTailLines); len(lines) > 0 {
 			text := strings.Join(lines, "\n")
 			if x.partial == "" {
 				text += "\n"
@@ -732,13 +715,4 @@ func (s *state) snapshot() []engine.Event {
 		evs = append(evs, engine.Event{Type: engine.EvMissed, Missed: s.Missed})
 	}
 	return evs
-}
-
-// prettyJSON indents raw JSON for display; invalid JSON is returned as is.
-func prettyJSON(raw json.RawMessage) string {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return string(raw)
-	}
-	return buf.String()
 }

@@ -1,29 +1,14 @@
 package observe
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 )
 
-// TestSnapshotRebuildsScreen checks that a workbench attaching late (fed the
-// snapshot) draws the same screen as one that saw every event.
-func TestSnapshotRebuildsScreen(t *testing.T) {
-	t.Parallel()
-	evs := scenario(t)
-	src := newState(false)
-	for _, ev := range evs {
-		src.apply(ev)
-	}
-	live := newTestModel(t, newFakeBackend(), 140, 40, evs)
-	late := newTestModel(t, newFakeBackend(), 140, 40, src.snapshot())
-	if a, b := live.View(), late.View(); a != b {
-		t.Errorf("screens differ:\n--- live:\n%s\n--- from snapshot:\n%s", a, b)
-	}
-}
-
-func cellIDs(nb *notebookState) string {
+func cellIDs(nb *Notebook) string {
 	var ids []string
 	for _, c := range nb.Cells {
 		ids = append(ids, c.ID)
@@ -56,10 +41,10 @@ func TestNotebookOps(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := newState(true)
-			s.apply(nbev(engine.EvNotebookOpened, engine.NotebookEvent{Path: "nb.ipynb", Cells: []engine.CellSnapshot{cell("a"), cell("b"), cell("c")}}))
-			s.apply(tt.ev)
-			nb := s.notebooks["nb"]
+			s := NewState(decodePNG)
+			s.Apply(nbev(engine.EvNotebookOpened, engine.NotebookEvent{Path: "nb.ipynb", Cells: []engine.CellSnapshot{cell("a"), cell("b"), cell("c")}}))
+			s.Apply(tt.ev)
+			nb := s.Notebooks["nb"]
 			if got := cellIDs(nb); got != tt.want {
 				t.Fatalf("cells %s, want %s", got, tt.want)
 			}
@@ -68,45 +53,45 @@ func TestNotebookOps(t *testing.T) {
 			}
 		})
 	}
-	s := newState(true)
-	s.apply(nbev(engine.EvNotebookOpened, engine.NotebookEvent{Cells: []engine.CellSnapshot{cell("a")}}))
-	s.apply(nbev(engine.EvNotebookClosed, engine.NotebookEvent{}))
-	if len(s.notebooks) != 0 || len(s.notebookOrder) != 0 {
+	s := NewState(decodePNG)
+	s.Apply(nbev(engine.EvNotebookOpened, engine.NotebookEvent{Cells: []engine.CellSnapshot{cell("a")}}))
+	s.Apply(nbev(engine.EvNotebookClosed, engine.NotebookEvent{}))
+	if len(s.Notebooks) != 0 || len(s.NotebookOrder) != 0 {
 		t.Fatal("a closed notebook is still listed")
 	}
 }
 
 func TestCallMerging(t *testing.T) {
 	t.Parallel()
-	s := newState(true)
-	s.apply(engine.Event{Type: engine.EvCallStarted, Time: t0, Call: &engine.CallEvent{ID: "c", Tool: "execute_cell", Session: "s", Status: engine.CallRunning, Started: t0}})
-	s.apply(engine.Event{Type: engine.EvCallProgress, Call: &engine.CallEvent{ID: "c", Progress: "12s of 300s, 3 outputs"}})
+	s := NewState(decodePNG)
+	s.Apply(engine.Event{Type: engine.EvCallStarted, Time: t0, Call: &engine.CallEvent{ID: "c", Tool: "execute_cell", Session: "s", Status: engine.CallRunning, Started: t0}})
+	s.Apply(engine.Event{Type: engine.EvCallProgress, Call: &engine.CallEvent{ID: "c", Progress: "12s of 300s, 3 outputs"}})
 	// A finished event without a status is decided from isError.
-	s.apply(engine.Event{Type: engine.EvCallFinished, Time: t0.Add(2e9), Call: &engine.CallEvent{ID: "c", IsError: true, Duration: 2e9}})
-	c := s.call("c")
+	s.Apply(engine.Event{Type: engine.EvCallFinished, Time: t0.Add(2e9), Call: &engine.CallEvent{ID: "c", IsError: true, Duration: 2e9}})
+	c := s.Call("c")
 	if c.Tool != "execute_cell" || c.Session != "s" || c.Status != engine.CallError || c.Progress == "" || c.Duration != 2e9 {
 		t.Fatalf("merged call %+v", c.CallEvent)
 	}
-	for i := 0; i < maxCalls+10; i++ {
-		id := "x" + itoa(i)
-		s.apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Status: engine.CallOK}})
+	for i := 0; i < MaxCalls+10; i++ {
+		id := "x" + strconv.Itoa(i)
+		s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Status: engine.CallOK}})
 	}
-	if len(s.calls) != maxCalls || s.CallsDropped != 11 || s.call("c") != nil {
-		t.Fatalf("kept %d, dropped %d", len(s.calls), s.CallsDropped)
+	if len(s.Calls) != MaxCalls || s.CallsDropped != 11 || s.Call("c") != nil {
+		t.Fatalf("kept %d, dropped %d", len(s.Calls), s.CallsDropped)
 	}
 	// Active calls outlive finished ones when the timeline is trimmed.
-	s.apply(engine.Event{Type: engine.EvCallHeld, Call: &engine.CallEvent{ID: "held", Status: engine.CallHeld}})
-	for i := 0; i < maxCalls; i++ {
-		s.apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "y" + itoa(i), Status: engine.CallOK}})
+	s.Apply(engine.Event{Type: engine.EvCallHeld, Call: &engine.CallEvent{ID: "held", Status: engine.CallHeld}})
+	for i := 0; i < MaxCalls; i++ {
+		s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "y" + strconv.Itoa(i), Status: engine.CallOK}})
 	}
-	if s.call("held") == nil {
+	if s.Call("held") == nil {
 		t.Fatal("a held call was dropped before finished ones")
 	}
 }
 
 func TestExecTailSplitsLines(t *testing.T) {
 	t.Parallel()
-	x := &execRecord{}
+	x := &Exec{}
 	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: "abc"})
 	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: "def\nghi\n"})
 	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: "partial"})
@@ -114,9 +99,9 @@ func TestExecTailSplitsLines(t *testing.T) {
 		t.Fatalf("tail %q", got)
 	}
 	// One output of many lines keeps only the tail and counts the rest.
-	x = &execRecord{}
+	x = &Exec{}
 	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: strings.Repeat("l\n", 10_000)})
-	if len(x.tail) > maxExecTailLines+1 || len(x.tail)+x.LinesDropped != 10_000 {
-		t.Fatalf("kept %d, dropped %d", len(x.tail), x.LinesDropped)
+	if x.KeptLines() > MaxExecTailLines+1 || x.KeptLines()+x.LinesDropped != 10_000 {
+		t.Fatalf("kept %d, dropped %d", x.KeptLines(), x.LinesDropped)
 	}
 }

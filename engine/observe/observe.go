@@ -1,0 +1,90 @@
+// Package observe is how the engine is watched from outside a tool call:
+// the bounded projection of its events (State), the live feed that serves
+// them to workbenches in other processes (Feed) and the client that attaches
+// to it (Dial), and the recorder and replay of a session (Recorder, Replay).
+// It speaks engine events and draws nothing: a headless server serves
+// `attach` without linking any screen code.
+//
+// LocalSource, RemoteSource and ReplaySource are three sources of the same
+// shape: a stream of events, what the header shows about the server, and
+// the human actions. The workbench declares the interface they satisfy.
+package observe
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// HeaderInfo is what the workbench's header shows about the server it
+// watches; the feed sends it to every workbench that attaches.
+type HeaderInfo struct {
+	Endpoint   string `json:"endpoint,omitempty"`   // MCP endpoint, e.g. http://127.0.0.1:4040/mcp
+	Token      string `json:"token,omitempty"`      // bearer token: shown masked, copied on request
+	JupyterURL string `json:"jupyterURL,omitempty"` // Jupyter server base URL (no token)
+	Mode       string `json:"mode,omitempty"`       // workbench, stdio, streamable-http, attach, replay
+	Version    string `json:"version,omitempty"`    // the server's version
+}
+
+// ErrReadOnly is returned by actions on a source that cannot act (a replay).
+var ErrReadOnly = errors.New("this workbench is read-only (replay)")
+
+// subscriptionBuffer is the bus buffer of a workbench subscription. The
+// buffer absorbs bursts while the UI draws; beyond it the bus drops events
+// and tells us how many (EvMissed), so a slow screen never slows a tool call.
+const subscriptionBuffer = 4096
+
+// observerBatchWindow is how long the workbench, its feed and recordings let
+// engine events gather before taking them: well under a frame (the screen
+// draws at most 30 times a second), and long enough that the events of one
+// tool call wake them once rather than a dozen times while the call runs.
+const observerBatchWindow = 8 * time.Millisecond
+
+// LocalSource is the engine of the workbench's own process.
+type LocalSource struct {
+	e    *engine.Engine
+	info HeaderInfo
+}
+
+// Local returns a source on an in-process engine.
+func Local(e *engine.Engine, info HeaderInfo) *LocalSource {
+	return &LocalSource{e: e, info: info}
+}
+
+// Subscribe subscribes to the engine bus and records that a workbench is
+// watching (approval of held calls needs one) until stop is called.
+func (l *LocalSource) Subscribe() (<-chan engine.Event, func()) {
+	return subscribeEngine(l.e)
+}
+
+// subscribeEngine subscribes to e's bus and attaches a workbench for the
+// subscription's lifetime.
+func subscribeEngine(e *engine.Engine) (<-chan engine.Event, func()) {
+	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
+	detach := e.AttachUI()
+	var once sync.Once
+	return sub.C(), func() {
+		once.Do(func() {
+			detach()
+			sub.Close()
+		})
+	}
+}
+
+func (l *LocalSource) Info() HeaderInfo { return l.info }
+
+func (l *LocalSource) InterruptKernel(ctx context.Context, kernelID string) error {
+	return l.e.InterruptKernel(ctx, kernelID)
+}
+
+func (l *LocalSource) CancelCall(id string) error { return l.e.CancelCall(id) }
+
+func (l *LocalSource) SetPaused(paused bool) error {
+	l.e.SetPaused(paused)
+	return nil
+}
+
+func (l *LocalSource) Decide(id string, allow bool) error { return l.e.Decide(id, allow) }
