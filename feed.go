@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
 )
 
@@ -42,7 +43,7 @@ func feedDir() string {
 
 // startFeed serves the live feed (engine events out, human actions in) on a
 // loopback websocket and records where it is.
-func startFeed(ctx context.Context, eng *engine.Engine, info ui.HeaderInfo, addr string, logger *slog.Logger) (func(), error) {
+func startFeed(ctx context.Context, eng *engine.Engine, info observe.HeaderInfo, addr string, logger *slog.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ func startFeed(ctx context.Context, eng *engine.Engine, info ui.HeaderInfo, addr
 	rand.Read(b)
 	token := hex.EncodeToString(b)
 	mux := http.NewServeMux()
-	mux.Handle("/feed", ui.ServeFeed(eng, info, token))
+	mux.Handle("/feed", observe.ServeFeed(eng, info, token))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 
@@ -119,7 +120,14 @@ func runAttach(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := ui.Run(ctx, ui.Remote(pick.URL, pick.Token), ui.RunOptions{}); err != nil {
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	feed, err := observe.Dial(dctx, pick.URL, pick.Token)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
+		return 1
+	}
+	if err := ui.Run(ctx, feed, ui.RunOptions{}); err != nil {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
 		return 1
 	}
@@ -132,7 +140,7 @@ func runReplay(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: jupyter-mcp-server replay FILE   (a file written with --record)")
 		return 2
 	}
-	backend, err := ui.Replay(args[0])
+	backend, err := observe.Replay(args[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
 		return 1
@@ -152,6 +160,6 @@ func startRecorder(eng *engine.Engine, path string, secrets []string) (func(), e
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the record file: %w", err)
 	}
-	rec := ui.NewRecorder(f, eng, secrets)
+	rec := observe.NewRecorder(f, eng, secrets)
 	return func() { rec.Close(); f.Close() }, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp/guard"
@@ -119,7 +120,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		defer stopRec()
 	}
 
-	info := ui.HeaderInfo{JupyterURL: eng.JupyterURL(), Version: version}
+	info := observe.HeaderInfo{JupyterURL: eng.JupyterURL(), Version: version}
 	switch transport(cfg) {
 	case "stdio":
 		info.Mode = "stdio"
@@ -154,7 +155,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			httpSrv.Shutdown(sctx)
 		}()
 		if workbenchMode(cfg) {
-			return ui.Run(ctx, ui.Local(eng, info), ui.RunOptions{})
+			return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{})
 		}
 		shown := token
 		if from := cfg.origin(&cfg.MCPToken).from; from != "default" {

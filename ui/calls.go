@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // callsPane is the live timeline of tool calls.
@@ -25,7 +26,7 @@ type callsPane struct {
 }
 
 func (p *callsPane) title(m *Model) string {
-	t := fmt.Sprintf(" Calls %d ", len(m.st.calls)+m.st.CallsDropped)
+	t := fmt.Sprintf(" Calls %d ", len(m.st.Calls)+m.st.CallsDropped)
 	if p.filter != "" {
 		t += fmt.Sprintf("· /%s %d shown ", p.filter, len(p.visible(m)))
 	}
@@ -39,12 +40,12 @@ func (p *callsPane) title(m *Model) string {
 }
 
 // visible lists the calls that pass the filter, oldest first.
-func (p *callsPane) visible(m *Model) []*callRecord {
+func (p *callsPane) visible(m *Model) []*observe.Call {
 	if p.filter == "" {
-		return m.st.calls
+		return m.st.Calls
 	}
-	out := make([]*callRecord, 0, len(m.st.calls))
-	for _, c := range m.st.calls {
+	out := make([]*observe.Call, 0, len(m.st.Calls))
+	for _, c := range m.st.Calls {
 		if p.matches(c) {
 			out = append(out, c)
 		}
@@ -53,7 +54,7 @@ func (p *callsPane) visible(m *Model) []*callRecord {
 }
 
 // matches applies the filter to a call's tool, status and session.
-func (p *callsPane) matches(c *callRecord) bool {
+func (p *callsPane) matches(c *observe.Call) bool {
 	f := p.filter
 	return strings.Contains(strings.ToLower(c.Tool), f) ||
 		strings.Contains(string(c.Status), f) ||
@@ -61,7 +62,7 @@ func (p *callsPane) matches(c *callRecord) bool {
 }
 
 // index returns the position of the selected call in vis, or -1.
-func (p *callsPane) index(vis []*callRecord) int {
+func (p *callsPane) index(vis []*observe.Call) int {
 	for i := len(vis) - 1; i >= 0; i-- {
 		if vis[i].ID == p.selected {
 			return i
@@ -131,7 +132,7 @@ func (p callsPane) handleKey(m Model, msg tea.KeyMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.PageDown):
 		m.calls.move(&m, m.calls.rows(&m))
 	case key.Matches(msg, k.Top):
-		m.calls.move(&m, -len(m.st.calls))
+		m.calls.move(&m, -len(m.st.Calls))
 	case key.Matches(msg, k.Bottom):
 		m.calls.follow = true
 		m.calls.clampSelection(&m)
@@ -243,7 +244,7 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 			dur = formatDuration(m.clock.Sub(c.Started))
 		}
 		status := m.statusLabel(c.Status)
-		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), c.Tool, c.argsSummary(), dur, "")
+		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), c.Tool, argsSummary(c), dur, "")
 		if i == sel {
 			row = s.Selected.Render(row)
 		}

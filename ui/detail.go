@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // detailPane shows the selected call: arguments, text content,
@@ -349,7 +350,7 @@ func (m *Model) treeLine(r treeRow, cursor bool) string {
 
 // metaLines lists _meta: cache hints with their TTL counting down from the
 // end of the call, then every other key.
-func (m *Model) metaLines(c *callRecord) []string {
+func (m *Model) metaLines(c *observe.Call) []string {
 	s := m.styles
 	if len(c.Meta) == 0 {
 		return nil

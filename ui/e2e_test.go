@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // TestTmuxEndToEnd runs the workbench in a real terminal (a detached tmux
@@ -32,7 +34,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecordWriter(f, nil)
+	rec := observe.NewRecordWriter(f, nil)
 	for _, ev := range scenario(t) {
 		if err := rec.Write(ev); err != nil {
 			t.Fatal(err)

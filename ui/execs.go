@@ -6,6 +6,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // execsPane lists executions (running first) with the selected one's
@@ -17,7 +19,7 @@ type execsPane struct {
 
 func (p *execsPane) title(m *Model) string {
 	running := 0
-	for _, x := range m.st.execs {
+	for _, x := range m.st.Execs {
 		if x.Running() {
 			running++
 		}
@@ -27,26 +29,23 @@ func (p *execsPane) title(m *Model) string {
 
 // ordered lists executions: running ones newest first, then finished ones
 // newest first.
-func (p *execsPane) ordered(m *Model) []*execRecord {
-	out := make([]*execRecord, 0, len(m.st.execs))
-	for i := len(m.st.execs) - 1; i >= 0; i-- {
-		if m.st.execs[i].Running() {
-			out = append(out, m.st.execs[i])
+func (p *execsPane) ordered(m *Model) []*observe.Exec {
+	out := make([]*observe.Exec, 0, len(m.st.Execs))
+	for i := len(m.st.Execs) - 1; i >= 0; i-- {
+		if m.st.Execs[i].Running() {
+			out = append(out, m.st.Execs[i])
 		}
 	}
-	for i := len(m.st.execs) - 1; i >= 0; i-- {
-		if !m.st.execs[i].Running() {
-			out = append(out, m.st.execs[i])
+	for i := len(m.st.Execs) - 1; i >= 0; i-- {
+		if !m.st.Execs[i].Running() {
+			out = append(out, m.st.Execs[i])
 		}
 	}
 	return out
 }
 
-func (p *execsPane) selectedExec(m *Model) *execRecord {
-	if x, ok := m.st.execIndex[p.selected]; ok {
-		return x
-	}
-	return nil
+func (p *execsPane) selectedExec(m *Model) *observe.Exec {
+	return m.st.Exec(p.selected)
 }
 
 // clampSelection follows the newest running execution unless the person
@@ -96,7 +95,7 @@ func (p *execsPane) handleKey(m *Model, msg tea.KeyMsg) {
 func (p *execsPane) view(m *Model, w, h int) []string {
 	s := m.styles
 	var footer []string
-	if ks := m.st.sortedKernels(); len(ks) > 0 {
+	if ks := m.st.SortedKernels(); len(ks) > 0 {
 		parts := make([]string, 0, len(ks))
 		for _, k := range ks {
 			name := short(k.ID, 8)
@@ -107,7 +106,7 @@ func (p *execsPane) view(m *Model, w, h int) []string {
 		}
 		footer = append(footer, s.Muted.Render("kernels ")+strings.Join(parts, s.Muted.Render(" · ")))
 	}
-	if sbs := m.st.sortedSandboxes(); len(sbs) > 0 {
+	if sbs := m.st.SortedSandboxes(); len(sbs) > 0 {
 		parts := make([]string, 0, len(sbs))
 		for _, sb := range sbs {
 			parts = append(parts, sb.Name+" "+s.Muted.Render(sb.Variant)+" "+m.kernelState(sb.State))
@@ -171,7 +170,7 @@ func (p *execsPane) view(m *Model, w, h int) []string {
 }
 
 // execLine is one execution in the list.
-func (m *Model) execLine(x *execRecord, selected bool, w int) string {
+func (m *Model) execLine(x *observe.Exec, selected bool, w int) string {
 	s := m.styles
 	mark := "  "
 	if selected {

@@ -20,6 +20,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
@@ -37,7 +38,7 @@ var t0 = time.Date(2025, 3, 14, 9, 26, 0, 0, time.UTC)
 // fakeBackend records the actions it is asked for.
 type fakeBackend struct {
 	mu         sync.Mutex
-	info       HeaderInfo
+	info       observe.HeaderInfo
 	events     chan engine.Event
 	interrupts []string
 	cancels    []string
@@ -47,7 +48,7 @@ type fakeBackend struct {
 
 func newFakeBackend() *fakeBackend {
 	return &fakeBackend{
-		info: HeaderInfo{
+		info: observe.HeaderInfo{
 			Endpoint:   "http://127.0.0.1:4040/mcp",
 			Token:      "s3cr3t-token-0123456789abcdef",
 			JupyterURL: "http://127.0.0.1:8888/",
@@ -58,7 +59,7 @@ func newFakeBackend() *fakeBackend {
 }
 
 func (f *fakeBackend) Subscribe() (<-chan engine.Event, func()) { return f.events, func() {} }
-func (f *fakeBackend) Info() HeaderInfo                         { return f.info }
+func (f *fakeBackend) Info() observe.HeaderInfo                 { return f.info }
 func (f *fakeBackend) InterruptKernel(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

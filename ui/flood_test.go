@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // TestFloodStaysBounded pushes 200,000 output events (and a call storm)
@@ -66,31 +67,31 @@ func TestFloodStaysBounded(t *testing.T) {
 	if !m.closed {
 		t.Error("the end of the stream should reach the model")
 	}
-	x := m.st.execIndex["x1"]
+	x := m.st.Exec("x1")
 	if x == nil {
 		t.Fatal("execution x1 is gone")
 	}
-	if len(x.tail) > 2*maxExecTailLines {
-		t.Errorf("execution tail holds %d lines, bound is %d", len(x.tail), 2*maxExecTailLines)
+	if x.KeptLines() > 2*observe.MaxExecTailLines {
+		t.Errorf("execution tail holds %d lines, bound is %d", x.KeptLines(), 2*observe.MaxExecTailLines)
 	}
 	if got := x.Tail(1); len(got) != 1 || got[0] != fmt.Sprintf("line %d", lines-1) {
 		t.Errorf("last line %q, want line %d", got, lines-1)
 	}
-	if kept := len(x.tail) + x.LinesDropped; kept != lines+8 { // +8 lines of the scenario
-		t.Errorf("kept %d + dropped %d lines, want %d in all", len(x.tail), x.LinesDropped, lines+8)
+	if kept := x.KeptLines() + x.LinesDropped; kept != lines+8 { // +8 lines of the scenario
+		t.Errorf("kept %d + dropped %d lines, want %d in all", x.KeptLines(), x.LinesDropped, lines+8)
 	}
-	if len(m.st.calls) > maxCalls || m.st.CallsDropped == 0 {
-		t.Errorf("%d calls kept, %d dropped: want at most %d kept", len(m.st.calls), m.st.CallsDropped, maxCalls)
+	if len(m.st.Calls) > observe.MaxCalls || m.st.CallsDropped == 0 {
+		t.Errorf("%d calls kept, %d dropped: want at most %d kept", len(m.st.Calls), m.st.CallsDropped, observe.MaxCalls)
 	}
-	for _, c := range m.st.calls {
-		if len(c.Text) > maxTextBytes {
+	for _, c := range m.st.Calls {
+		if len(c.Text) > observe.MaxTextBytes {
 			t.Fatalf("call text of %d bytes kept", len(c.Text))
 		}
 	}
-	cell := m.st.notebooks["sales"].Cells[3]
+	cell := m.st.Notebooks["sales"].Cells[3]
 	for _, o := range cell.Outputs {
-		if len(o.Text) > maxOutputText {
-			t.Errorf("cell output text of %d bytes kept, bound %d", len(o.Text), maxOutputText)
+		if len(o.Text) > observe.MaxOutputText {
+			t.Errorf("cell output text of %d bytes kept, bound %d", len(o.Text), observe.MaxOutputText)
 		}
 	}
 	if cell.OutputsOmitted == 0 {

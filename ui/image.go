@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"bytes"
 	"image"
 	"image/color"
+	"image/jpeg"
+	"image/png"
 	"strconv"
 	"strings"
 
@@ -147,3 +150,41 @@ func writeRGB(sb *strings.Builder, r, g, b uint8) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// maxImageWidth is how many pixels wide decoded images are reduced to.
+const maxImageWidth = 160
+
+// shownImage is an output's image as the notebook pane draws it: decoded
+// and reduced once when the output arrives, drawn in characters once per
+// size. The state keeps it in Output.Decoded, one pointer shared by the
+// copies of the output.
+type shownImage struct {
+	img image.Image // nil when the image could not be decoded
+	err string      // why it could not
+	art imageArt
+}
+
+// decodeShown is the workbench state's image decoder.
+func decodeShown(mime string, data []byte) any {
+	img, err := decodeImage(mime, data)
+	return &shownImage{img: img, err: err}
+}
+
+// decodeImage decodes a PNG or JPEG and reduces it to maxImageWidth pixels
+// wide, so that drawing it on every frame stays cheap.
+func decodeImage(mime string, data []byte) (image.Image, string) {
+	var (
+		img image.Image
+		err error
+	)
+	switch mime {
+	case "image/jpeg":
+		img, err = jpeg.Decode(bytes.NewReader(data))
+	default:
+		img, err = png.Decode(bytes.NewReader(data))
+	}
+	if err != nil {
+		return nil, err.Error()
+	}
+	return shrinkImage(img, maxImageWidth), ""
+}

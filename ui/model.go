@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
@@ -86,8 +87,8 @@ type pending struct {
 // and the routing of keys and events; panes are files of this package.
 type Model struct {
 	backend Backend
-	info    HeaderInfo
-	st      *state
+	info    observe.HeaderInfo
+	st      *observe.State
 	styles  *theme.Styles // a pointer: the model is copied on every message
 	keys    KeyMap
 	help    help.Model
@@ -147,7 +148,7 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 	m := Model{
 		backend:    b,
 		info:       b.Info(),
-		st:         newState(true),
+		st:         observe.NewState(decodeShown),
 		styles:     &styles,
 		keys:       DefaultKeyMap(),
 		help:       h,
@@ -196,7 +197,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case eventsMsg:
 		m.clock = m.now()
 		for _, ev := range msg {
-			m.st.apply(ev)
+			m.st.Apply(ev)
 		}
 		m.afterEvents(msg)
 		cmd = m.throttle()
@@ -289,7 +290,7 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.CopyToken):
 		return m, m.copyTokenCmd()
 	case key.Matches(msg, k.Pause):
-		return m, m.setPausedCmd(!m.st.server.Paused)
+		return m, m.setPausedCmd(!m.st.Server.Paused)
 	case key.Matches(msg, k.Interrupt):
 		return m.press(pendingInterrupt)
 	case key.Matches(msg, k.Cancel):
@@ -393,7 +394,7 @@ func (m Model) copyTokenCmd() tea.Cmd {
 }
 
 // selectedCall is the call selected in the calls pane, or nil.
-func (m *Model) selectedCall() *callRecord { return m.st.call(m.calls.selected) }
+func (m *Model) selectedCall() *observe.Call { return m.st.Call(m.calls.selected) }
 
 // interruptTarget is the kernel the interrupt key acts on: the kernel of the
 // selected call's running execution when the calls or detail pane has focus,
@@ -402,7 +403,7 @@ func (m *Model) selectedCall() *callRecord { return m.st.call(m.calls.selected) 
 func (m *Model) interruptTarget() string {
 	if m.focus == FocusCalls || m.focus == FocusDetail {
 		if c := m.selectedCall(); c != nil {
-			for _, x := range m.st.execs {
+			for _, x := range m.st.Execs {
 				if x.CallID == c.ID && x.Running() && x.KernelID != "" {
 					return x.KernelID
 				}
@@ -410,7 +411,7 @@ func (m *Model) interruptTarget() string {
 		}
 	}
 	if m.focus == FocusNotebook {
-		if nb := m.st.notebooks[m.notebook.name]; nb != nil && nb.KernelID != "" {
+		if nb := m.st.Notebooks[m.notebook.name]; nb != nil && nb.KernelID != "" {
 			return nb.KernelID
 		}
 	}
@@ -432,7 +433,7 @@ func (m *Model) updateKeys() {
 	k.Filter.SetEnabled(m.focus == FocusCalls)
 	k.ClearFilter.SetEnabled(m.focus == FocusCalls && m.calls.filter != "")
 	k.Toggle.SetEnabled(m.focus == FocusDetail && m.detail.root != nil)
-	multi := len(m.st.notebookOrder) > 1
+	multi := len(m.st.NotebookOrder) > 1
 	k.PrevNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.NextNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.CopyToken.SetEnabled(m.info.Token != "")
@@ -442,7 +443,7 @@ func (m *Model) updateKeys() {
 			b.SetEnabled(false)
 		}
 	}
-	if m.st.server.Paused {
+	if m.st.Server.Paused {
 		k.Pause.SetHelp("p", "resume new calls")
 	} else {
 		k.Pause.SetHelp("p", "pause new calls")
@@ -486,8 +487,8 @@ func (m *Model) headerView() string {
 		parts = append(parts, kv("token", secret.Mask(m.info.Token)))
 	}
 	jupyter := m.info.JupyterURL
-	if m.st.server.JupyterURL != "" {
-		jupyter = m.st.server.JupyterURL
+	if m.st.Server.JupyterURL != "" {
+		jupyter = m.st.Server.JupyterURL
 	}
 	if jupyter != "" {
 		parts = append(parts, kv("jupyter", jupyter))
@@ -495,7 +496,7 @@ func (m *Model) headerView() string {
 	line1 := strings.Join(parts, sep)
 
 	running, held := 0, 0
-	for _, c := range m.st.calls {
+	for _, c := range m.st.Calls {
 		switch c.Status {
 		case engine.CallRunning:
 			running++
@@ -508,14 +509,14 @@ func (m *Model) headerView() string {
 		stats = append(stats, s.HeaderValue.Render(m.info.Mode))
 	}
 	stats = append(stats,
-		kv("sessions", itoa(len(m.st.sessions))),
-		kv("calls", fmt.Sprintf("%d (%d running, %d held)", len(m.st.calls)+m.st.CallsDropped, running, held)),
-		kv("notebooks", itoa(len(m.st.notebookOrder))),
+		kv("sessions", itoa(len(m.st.Sessions))),
+		kv("calls", fmt.Sprintf("%d (%d running, %d held)", len(m.st.Calls)+m.st.CallsDropped, running, held)),
+		kv("notebooks", itoa(len(m.st.NotebookOrder))),
 	)
-	if m.st.server.Paused {
+	if m.st.Server.Paused {
 		stats = append(stats, s.Warning.Render("PAUSED: new calls wait"))
 	}
-	if mode := m.st.server.ApprovalMode; mode != "" && mode != engine.ApproveOff {
+	if mode := m.st.Server.ApprovalMode; mode != "" && mode != engine.ApproveOff {
 		stats = append(stats, kv("approval", mode))
 	}
 	if m.st.Missed > 0 {

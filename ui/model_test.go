@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // run executes a command synchronously and feeds its message back, the way
@@ -80,7 +81,7 @@ func isQuit(cmd tea.Cmd) bool {
 	return ok
 }
 
-func toolsOf(cs []*callRecord) []string {
+func toolsOf(cs []*observe.Call) []string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.Tool)
@@ -213,7 +214,7 @@ func TestApproveAndDenyHeldCall(t *testing.T) {
 func TestActionErrorShown(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 80, 24, scenario(t))
-	m = send(m, actionDoneMsg{"interrupted kernel k1", ErrReadOnly})
+	m = send(m, actionDoneMsg{"interrupted kernel k1", observe.ErrReadOnly})
 	if !strings.Contains(m.View(), "read-only") {
 		t.Error("a failed action should be reported in the footer")
 	}
@@ -296,12 +297,12 @@ func TestReplayDisablesActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecordWriter(f, nil)
+	rec := observe.NewRecordWriter(f, nil)
 	for _, ev := range scenario(t) {
 		_ = rec.Write(ev)
 	}
 	f.Close()
-	b, err := Replay(path)
+	b, err := observe.Replay(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // notebookPane shows the cells of one notebook in use, updated live.
@@ -25,21 +26,21 @@ const (
 )
 
 func (p *notebookPane) title(m *Model) string {
-	nb := m.st.notebooks[p.name]
+	nb := m.st.Notebooks[p.name]
 	if nb == nil {
 		return " Notebooks "
 	}
 	t := fmt.Sprintf(" %s · %d cells ", nb.Name, len(nb.Cells))
-	if n := len(m.st.notebookOrder); n > 1 {
-		t += fmt.Sprintf("· %d/%d ←→ ", indexOf(m.st.notebookOrder, p.name)+1, n)
+	if n := len(m.st.NotebookOrder); n > 1 {
+		t += fmt.Sprintf("· %d/%d ←→ ", IndexOf(m.st.NotebookOrder, p.name)+1, n)
 	}
-	if k, ok := m.st.kernels[nb.KernelID]; ok {
+	if k, ok := m.st.Kernels[nb.KernelID]; ok {
 		t += "· kernel " + k.State + " "
 	}
 	return t
 }
 
-func indexOf(list []string, s string) int {
+func IndexOf(list []string, s string) int {
 	for i, v := range list {
 		if v == s {
 			return i
@@ -51,10 +52,10 @@ func indexOf(list []string, s string) int {
 // follow keeps the pane on a notebook that exists and, unless the person is
 // working in the pane, moves to the cell that changed last.
 func (p *notebookPane) follow(m *Model, evs eventsMsg) {
-	if _, ok := m.st.notebooks[p.name]; !ok {
+	if _, ok := m.st.Notebooks[p.name]; !ok {
 		p.name, p.cell = "", 0
-		if n := len(m.st.notebookOrder); n > 0 {
-			p.name = m.st.notebookOrder[n-1]
+		if n := len(m.st.NotebookOrder); n > 0 {
+			p.name = m.st.NotebookOrder[n-1]
 		}
 	}
 	if m.focus != FocusNotebook {
@@ -63,26 +64,26 @@ func (p *notebookPane) follow(m *Model, evs eventsMsg) {
 			if ev.Notebook == nil || ev.Type == engine.EvNotebookClosed {
 				continue
 			}
-			if nb := m.st.notebooks[ev.Notebook.Name]; nb != nil {
+			if nb := m.st.Notebooks[ev.Notebook.Name]; nb != nil {
 				p.name = nb.Name
-				if at := nb.indexOf(nb.LastCellID); at >= 0 && ev.Type == engine.EvNotebookChanged {
+				if at := nb.IndexOf(nb.LastCellID); at >= 0 && ev.Type == engine.EvNotebookChanged {
 					p.cell = at
 				}
 			}
 			break
 		}
 	}
-	if nb := m.st.notebooks[p.name]; nb != nil {
+	if nb := m.st.Notebooks[p.name]; nb != nil {
 		p.cell = clamp(p.cell, 0, max(len(nb.Cells)-1, 0))
 	}
 }
 
 func (p *notebookPane) handleKey(m *Model, msg tea.KeyMsg) {
 	k := m.keys
-	nb := m.st.notebooks[p.name]
+	nb := m.st.Notebooks[p.name]
 	switch {
 	case key.Matches(msg, k.PrevNotebook), key.Matches(msg, k.NextNotebook):
-		order := m.st.notebookOrder
+		order := m.st.NotebookOrder
 		if len(order) == 0 {
 			return
 		}
@@ -90,7 +91,7 @@ func (p *notebookPane) handleKey(m *Model, msg tea.KeyMsg) {
 		if key.Matches(msg, k.PrevNotebook) {
 			d = -1
 		}
-		i := (indexOf(order, p.name) + d + len(order)) % len(order)
+		i := (IndexOf(order, p.name) + d + len(order)) % len(order)
 		p.name, p.cell = order[i], 0
 		return
 	case nb == nil:
@@ -113,7 +114,7 @@ func (p *notebookPane) handleKey(m *Model, msg tea.KeyMsg) {
 
 // showCall moves the pane to the cell a call acted on, unless the person
 // is working in the pane.
-func (p *notebookPane) showCall(m *Model, c *callRecord) {
+func (p *notebookPane) showCall(m *Model, c *observe.Call) {
 	if c == nil || c.CellID == "" || m.focus == FocusNotebook {
 		return
 	}
@@ -121,8 +122,8 @@ func (p *notebookPane) showCall(m *Model, c *callRecord) {
 	if name == "" {
 		name = p.name
 	}
-	if nb := m.st.notebooks[name]; nb != nil {
-		if at := nb.indexOf(c.CellID); at >= 0 {
+	if nb := m.st.Notebooks[name]; nb != nil {
+		if at := nb.IndexOf(c.CellID); at >= 0 {
 			p.name, p.cell = name, at
 		}
 	}
@@ -130,7 +131,7 @@ func (p *notebookPane) showCall(m *Model, c *callRecord) {
 
 // actedOnCell is the id of the cell the selected call acted on, when that
 // call concerns the notebook shown.
-func (m *Model) actedOnCell(nb *notebookState) string {
+func (m *Model) actedOnCell(nb *observe.Notebook) string {
 	c := m.selectedCall()
 	if c == nil || c.CellID == "" || (c.Notebook != "" && c.Notebook != nb.Name) {
 		return ""
@@ -142,7 +143,7 @@ func (m *Model) actedOnCell(nb *notebookState) string {
 // that would not be visible otherwise.
 func (p *notebookPane) view(m *Model, w, h int) []string {
 	s := m.styles
-	nb := m.st.notebooks[p.name]
+	nb := m.st.Notebooks[p.name]
 	if nb == nil {
 		return []string{s.Muted.Render("no notebook in use")}
 	}
@@ -179,7 +180,7 @@ func (p *notebookPane) view(m *Model, w, h int) []string {
 
 // cellLines draws one cell: a header, its source and its latest outputs,
 // each bounded, with counts of what was left out.
-func (m *Model) cellLines(nb *notebookState, i, w int, acted string) []string {
+func (m *Model) cellLines(nb *observe.Notebook, i, w int, acted string) []string {
 	s := m.styles
 	c := nb.Cells[i]
 	mark := "  "
@@ -234,7 +235,7 @@ func (m *Model) cellLines(nb *notebookState, i, w int, acted string) []string {
 
 // outputLines draws one output: the tail of its text, or the image in
 // half blocks.
-func (m *Model) outputLines(o outputState, w int) []string {
+func (m *Model) outputLines(o observe.Output, w int) []string {
 	s := m.styles
 	kind := o.Kind
 	if o.Name != "" {
@@ -249,17 +250,14 @@ func (m *Model) outputLines(o outputState, w int) []string {
 	}
 	out := []string{style.Render("  ⇒ " + kind)}
 	if len(o.Image) > 0 {
+		shown, _ := o.Decoded.(*shownImage)
 		switch {
-		case o.img != nil:
-			art := o.art
-			if art == nil {
-				art = &imageArt{}
-			}
-			for _, l := range art.draw(o.img, w-4, imageRows, m.styles.Renderer.ColorProfile()) {
+		case shown != nil && shown.img != nil:
+			for _, l := range shown.art.draw(shown.img, w-4, imageRows, m.styles.Renderer.ColorProfile()) {
 				out = append(out, "    "+l)
 			}
-		case o.imgErr != "":
-			out = append(out, s.Error.Render("    cannot draw image: "+o.imgErr))
+		case shown != nil && shown.err != "":
+			out = append(out, s.Error.Render("    cannot draw image: "+shown.err))
 		default:
 			out = append(out, s.Muted.Render(fmt.Sprintf("    [%s, %d bytes]", o.MimeType, len(o.Image))))
 		}

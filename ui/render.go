@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // Drawing is kept cheap under an output flood in three ways. bubbletea calls
@@ -134,7 +135,7 @@ func (m Model) View() string {
 		return vc.frame
 	}
 	l := m.layout()
-	header := vc.header.get(headerKey{m.width, m.st.callsVer, m.st.notebooksVer, m.st.serverVer, m.closed}, m.headerView)
+	header := vc.header.get(headerKey{m.width, m.st.CallsVer, m.st.NotebooksVer, m.st.ServerVer, m.closed}, m.headerView)
 	footer := vc.footer.get(m.footerKey(), m.footerView)
 	var body []string
 	bodyW := m.width
@@ -190,7 +191,7 @@ func (m Model) View() string {
 }
 
 func (m *Model) footerKey() footerKey {
-	k := footerKey{w: m.width, pending: m.pending.kind, status: m.status, statusErr: m.statusErr, paused: m.st.server.Paused}
+	k := footerKey{w: m.width, pending: m.pending.kind, status: m.status, statusErr: m.statusErr, paused: m.st.Server.Paused}
 	for i, b := range m.keys.ShortHelp() {
 		if b.Enabled() {
 			k.enabled |= 1 << i
@@ -207,7 +208,7 @@ func (m *Model) clockIf(shows bool) int64 {
 	return 0
 }
 
-func active(c *callRecord) bool {
+func active(c *observe.Call) bool {
 	return c.Status == engine.CallRunning || c.Status == engine.CallHeld
 }
 
@@ -225,18 +226,18 @@ func (m *Model) callsKey(l layout) paneKey {
 		}
 	}
 	return paneKey{w: l.leftW, h: l.callsH, focused: m.focus == FocusCalls, ui: m.uiVer, times: string(times),
-		v1: m.st.callsVer, s1: m.calls.selected, n1: m.calls.offset, b1: m.calls.follow}
+		v1: m.st.CallsVer, s1: m.calls.selected, n1: m.calls.offset, b1: m.calls.follow}
 }
 
 func (m *Model) execsKey(l layout) paneKey {
 	var times []byte
-	for _, x := range m.st.execs {
+	for _, x := range m.st.Execs {
 		if x.Running() {
 			times = append(append(times, formatDuration(m.clock.Sub(x.Started))...), ' ')
 		}
 	}
 	return paneKey{w: l.leftW, h: l.execsH, focused: m.focus == FocusExecs, ui: m.uiVer, times: string(times),
-		v1: m.st.execsVer, v2: m.st.kernelsVer, s1: m.execs.selected}
+		v1: m.st.ExecsVer, v2: m.st.KernelsVer, s1: m.execs.selected}
 }
 
 func (m *Model) detailKey(l layout) paneKey {
@@ -249,14 +250,14 @@ func (m *Model) detailKey(l layout) paneKey {
 	}
 	ticking := c != nil && bytes.Contains(c.Meta, []byte(`"ttlMs"`))
 	return paneKey{w: l.rightW, h: l.detailH, focused: m.focus == FocusDetail, ui: m.uiVer, times: times, clock: m.clockIf(ticking),
-		v1: m.st.callsVer, s1: m.detail.callID, s2: m.detail.version, n1: m.detail.cursor, n2: m.detail.offset}
+		v1: m.st.CallsVer, s1: m.detail.callID, s2: m.detail.version, n1: m.detail.cursor, n2: m.detail.offset}
 }
 
 func (m *Model) notebookKey(l layout) paneKey {
 	k := paneKey{w: l.rightW, h: l.nbH, focused: m.focus == FocusNotebook, ui: m.uiVer,
-		v1: m.st.notebooksVer, v2: m.st.kernelsVer, s1: m.notebook.name, n1: m.notebook.cell}
-	if nb := m.st.notebooks[m.notebook.name]; nb != nil {
-		k.v3, k.s2 = nb.ver, m.actedOnCell(nb)
+		v1: m.st.NotebooksVer, v2: m.st.KernelsVer, s1: m.notebook.name, n1: m.notebook.cell}
+	if nb := m.st.Notebooks[m.notebook.name]; nb != nil {
+		k.v3, k.s2 = nb.Ver, m.actedOnCell(nb)
 	}
 	return k
 }

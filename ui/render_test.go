@@ -99,9 +99,9 @@ func TestOutputRedrawsOnlyExecutions(t *testing.T) {
 		t.Error("the notebook pane was redrawn differently")
 	}
 	// The image in the notebook was drawn once and kept.
-	art := m.st.notebooks["sales"].Cells[2].Outputs[0].art
-	if art == nil || len(art.lines) == 0 || art.width != l.rightW-2-4 {
-		t.Errorf("the image's drawing is not cached: %+v", art)
+	shown, _ := m.st.Notebooks["sales"].Cells[2].Outputs[0].Decoded.(*shownImage)
+	if shown == nil || len(shown.art.lines) == 0 || shown.art.width != l.rightW-2-4 {
+		t.Errorf("the image's drawing is not cached: %+v", shown)
 	}
 }
 

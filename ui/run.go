@@ -24,9 +24,6 @@ type RunOptions struct {
 // done. It opens the TTY for input and output, builds the styles for it,
 // subscribes to the backend and feeds events through one bridge goroutine.
 func Run(ctx context.Context, b Backend, opts RunOptions) error {
-	if f, ok := b.(interface{ Err() error }); ok && f.Err() != nil {
-		return f.Err()
-	}
 	path := opts.TTY
 	if path == "" {
 		path = "/dev/tty"

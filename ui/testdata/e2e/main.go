@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
 )
 
@@ -28,8 +29,8 @@ func (b *loggingBackend) write(format string, args ...any) error {
 	return err
 }
 
-func (b *loggingBackend) Info() ui.HeaderInfo {
-	return ui.HeaderInfo{Endpoint: "http://127.0.0.1:4040/mcp", Token: "e2e-secret-token-0123456789", Mode: "e2e", Version: "test"}
+func (b *loggingBackend) Info() observe.HeaderInfo {
+	return observe.HeaderInfo{Endpoint: "http://127.0.0.1:4040/mcp", Token: "e2e-secret-token-0123456789", Mode: "e2e", Version: "test"}
 }
 
 func (b *loggingBackend) InterruptKernel(_ context.Context, id string) error {
@@ -46,7 +47,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: e2e RECORDING ACTIONLOG")
 		os.Exit(2)
 	}
-	replay, err := ui.Replay(os.Args[1], ui.ReplayOptions{Speed: -1})
+	replay, err := observe.Replay(os.Args[1], observe.ReplayOptions{Speed: -1})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
