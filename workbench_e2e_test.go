@@ -61,41 +61,52 @@ func needTmux(t *testing.T) {
 	}
 }
 
-// tmuxSession runs command in a detached tmux session of the given size and
-// kills the session at cleanup.
+// tmuxSession runs command in a detached tmux session of the given size, on
+// a tmux server of its own (tmux -L): a tmux someone else runs on the
+// machine can neither delay it nor be disturbed by it. The server is killed
+// at cleanup.
 type tmuxSession struct {
-	t    *testing.T
-	name string
+	t      *testing.T
+	socket string // the -L name of the session's own server
+	name   string
+}
+
+// tmux returns a tmux command on the session's own server.
+func (s *tmuxSession) tmux(args ...string) *exec.Cmd {
+	return exec.Command("tmux", append([]string{"-L", s.socket}, args...)...)
 }
 
 func startTmux(t *testing.T, env []string, command string) *tmuxSession {
 	t.Helper()
 	name := fmt.Sprintf("jms-e2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	s := &tmuxSession{t: t, socket: name, name: name}
 	args := []string{"new-session", "-d", "-s", name, "-x", "160", "-y", "50"}
 	for _, e := range env {
 		args = append(args, "-e", e)
 	}
 	args = append(args, command)
-	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+	t.Cleanup(s.kill)
+	if out, err := s.tmux(args...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
-	s := &tmuxSession{t: t, name: name}
-	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", name).Run() })
 	return s
 }
 
+// kill ends the session's tmux server and whatever still runs in it.
+func (s *tmuxSession) kill() { _ = s.tmux("kill-server").Run() }
+
 func (s *tmuxSession) screen() string {
-	out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", s.name).Output()
+	out, _ := s.tmux("capture-pane", "-p", "-t", s.name).Output()
 	return string(out)
 }
 
 // key sends one key (tmux merges several printable keys into one).
 func (s *tmuxSession) key(k string) {
-	exec.Command("tmux", "send-keys", "-t", s.name, k).Run()
+	s.tmux("send-keys", "-t", s.name, k).Run()
 }
 
 func (s *tmuxSession) alive() bool {
-	return exec.Command("tmux", "has-session", "-t", s.name).Run() == nil
+	return s.tmux("has-session", "-t", s.name).Run() == nil
 }
 
 // waitScreen waits until every want is on the screen.
@@ -162,14 +173,22 @@ func text(res *sdk.CallToolResult) string {
 }
 
 // leftovers lists processes whose command line mentions dir (the managed
-// Jupyter server and its kernels carry the root dir or a runtime dir in it).
-func leftovers(dir string) []string {
+// Jupyter server and its kernels carry the root dir or a runtime dir in it),
+// but for those that mention one of ignore.
+func leftovers(dir string, ignore ...string) []string {
 	out, _ := exec.Command("ps", "-eo", "pid,args").Output()
 	var found []string
+lines:
 	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, dir) && !strings.Contains(l, "ps -eo") {
-			found = append(found, strings.TrimSpace(l))
+		if !strings.Contains(l, dir) || strings.Contains(l, "ps -eo") {
+			continue
 		}
+		for _, ig := range ignore {
+			if strings.Contains(l, ig) {
+				continue lines
+			}
+		}
+		found = append(found, strings.TrimSpace(l))
 	}
 	return found
 }
@@ -265,8 +284,12 @@ func TestWorkbenchEndToEnd(t *testing.T) {
 	if tm.alive() {
 		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
 	}
+	// The test's own tmux server was started with the workbench's command
+	// line, root dir included: it is the test's, not the workbench's, and
+	// goes with kill.
+	tm.kill()
 	time.Sleep(500 * time.Millisecond)
-	if left := leftovers(root); len(left) > 0 {
+	if left := leftovers(root, "tmux -L "+tm.socket+" "); len(left) > 0 {
 		t.Fatalf("processes left behind: %q", left)
 	}
 }

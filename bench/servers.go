@@ -104,7 +104,8 @@ type httpServer struct {
 	cmd      *exec.Cmd
 	log      *os.File
 	exited   chan struct{}
-	// tmux names the tmux session it runs in, when it shows the TUI.
+	// tmux names the tmux session it runs in, when it shows the TUI, and
+	// the tmux server of its own that runs it (see tmux).
 	tmux string
 }
 
@@ -157,14 +158,14 @@ func (t *target) startTUI(ctx context.Context, session string) (*httpServer, err
 	for _, a := range append(t.httpArgs(port, token), "--tui") {
 		quoted = append(quoted, shellQuote(a))
 	}
-	out, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "50",
+	out, err := tmux(session, "new-session", "-d", "-s", session, "-x", "160", "-y", "50",
 		strings.Join(quoted, " ")).CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("tmux new-session: %v: %s", err, out)
 	}
 	h := &httpServer{endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), token: token, tmux: session}
 	// "exec" makes the pane's process the binary itself.
-	out, err = exec.Command("tmux", "list-panes", "-t", session, "-F", "#{pane_pid}").Output()
+	out, err = tmux(session, "list-panes", "-t", session, "-F", "#{pane_pid}").Output()
 	if err == nil {
 		h.pid, err = strconv.Atoi(strings.TrimSpace(string(out)))
 	}
@@ -173,11 +174,19 @@ func (t *target) startTUI(ctx context.Context, session string) (*httpServer, err
 		return nil, fmt.Errorf("tmux pane pid: %v", err)
 	}
 	if err := h.waitListening(ctx, port); err != nil {
-		screen, _ := exec.Command("tmux", "capture-pane", "-p", "-t", session).Output()
+		screen, _ := tmux(session, "capture-pane", "-p", "-t", session).Output()
 		h.close()
 		return nil, fmt.Errorf("TUI server: %w\n--- screen ---\n%s", err, screen)
 	}
 	return h, nil
+}
+
+// tmux returns a tmux command on the tmux server named session (tmux -L),
+// which the bench starts for its session alone: a tmux someone else runs on
+// the machine neither slows the TUI's terminal nor sees the session, and
+// killing the server leaves nothing behind.
+func tmux(session string, args ...string) *exec.Cmd {
+	return exec.Command("tmux", append([]string{"-L", session}, args...)...)
 }
 
 func shellQuote(s string) string {
@@ -210,7 +219,7 @@ func (h *httpServer) waitListening(ctx context.Context, port int) error {
 
 func (h *httpServer) close() {
 	if h.tmux != "" {
-		_ = exec.Command("tmux", "kill-session", "-t", h.tmux).Run()
+		_ = tmux(h.tmux, "kill-server").Run()
 		// The pane's process gets SIGHUP; wait for it so that it does not
 		// outlive the run.
 		for i := 0; i < 100 && h.pid > 0 && alive(h.pid); i++ {

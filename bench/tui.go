@@ -113,7 +113,7 @@ func (b *bench) fig7() []*figure {
 	}
 
 	// The comparison means something only if the TUI was really drawing.
-	screen, _ := exec.Command("tmux", "capture-pane", "-p", "-t", session).Output()
+	screen, _ := tmux(session, "capture-pane", "-p", "-t", session).Output()
 	if !strings.Contains(string(screen), "execute_code") {
 		return fail(fmt.Errorf("the TUI screen does not show the calls:\n%s", screen))
 	}
