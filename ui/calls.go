@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
@@ -309,9 +310,7 @@ func shortArgs(raw json.RawMessage) string {
 			v = str
 		}
 		v = oneLine(v)
-		if r := []rune(v); len(r) > 24 {
-			v = string(r[:23]) + "…"
-		}
+		v = ansi.Truncate(v, 24, "…") // steps over the SGR a value may keep
 		parts = append(parts, k+"="+v)
 	}
 	return strings.Join(parts, " ")

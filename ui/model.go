@@ -10,11 +10,13 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
 
 // Focus is the pane that receives the moving keys.
@@ -147,7 +149,7 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 	ti.CharLimit = 64
 	m := Model{
 		backend:    b,
-		info:       b.Info(),
+		info:       sanitizeInfo(b.Info()),
 		st:         observe.NewState(decodeShown),
 		styles:     &styles,
 		keys:       DefaultKeyMap(),
@@ -197,7 +199,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case eventsMsg:
 		m.clock = m.now()
 		for _, ev := range msg {
-			m.st.Apply(ev)
+			m.st.Apply(sanitizeEvent(ev)) // sanitize.go: where the sanitizer sits
 		}
 		m.afterEvents(msg)
 		cmd = m.throttle()
@@ -213,9 +215,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case actionDoneMsg:
 		if msg.err != nil {
-			m.status, m.statusErr = msg.what+": "+msg.err.Error(), true
+			m.status, m.statusErr = termtext.String(msg.what+": "+msg.err.Error()), true
 		} else {
-			m.status, m.statusErr = msg.what, false
+			m.status, m.statusErr = termtext.String(msg.what), false
 		}
 		m.seq++
 		seq := m.seq
@@ -542,12 +544,9 @@ func (m *Model) footerView() string {
 	return fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.width)
 }
 
-// short returns s cut to n runes.
+// short returns s cut to n cells, never inside the SGR it may keep.
 func short(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
+	return ansi.Truncate(s, n, "")
 }
 
 // oneLine squeezes s to a single line for table cells.

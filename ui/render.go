@@ -10,6 +10,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
 
 // Drawing is kept cheap under an output flood in three ways. bubbletea calls
@@ -269,7 +270,7 @@ func (m *Model) box(title string, lines []string, w, h int, focused bool) string
 		b, bs, ts = m.styles.FocusedBorder, m.styles.PaneFocused, m.styles.Title
 	}
 	inner := max(w-2, 0)
-	title = ansi.Truncate(title, max(inner-2, 0), "…")
+	title = ansi.Truncate(termtext.String(title), max(inner-2, 0), "…")
 	tw := ansi.StringWidth(title)
 	// The side borders are the same on every line: style them once.
 	left, right := bs.Render(b.Left), bs.Render(b.Right)
@@ -308,7 +309,10 @@ func fit(s string, w int) string {
 		}
 		return s + strings.Repeat(" ", w-len(s))
 	}
-	s = ansi.Truncate(s, w, "…")
+	// Outside text was sanitized as it entered the Model (sanitize.go);
+	// this second pass keeps anything that reached a pane another way
+	// harmless. It costs one scan and no allocation on a clean line.
+	s = ansi.Truncate(termtext.String(s), w, "…")
 	if pad := w - ansi.StringWidth(s); pad > 0 {
 		s += strings.Repeat(" ", pad)
 	}

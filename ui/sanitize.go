@@ -1,0 +1,201 @@
+package ui
+
+import (
+	"encoding/json"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
+)
+
+// Where the sanitizer sits.
+//
+// Everything the workbench draws that came from outside reaches the Model in
+// one of three ways: engine events (live, from an attached server's feed, or
+// from a recording: all three arrive as eventsMsg), the header info its
+// backend gives once, and the error texts of the person's actions. Each is
+// sanitized as it enters the Model (Update, NewModel), before the state
+// projection keeps it and long before any pane cuts or wraps it, so a cut can
+// never split an escape sequence and no pane has to remember to sanitize.
+// JSON kept raw (arguments, structuredContent, _meta) is sanitized string by
+// string, so the tree and the k=v summaries decode clean values.
+//
+// Behind that, fit and the pane titles sanitize every line once more as it is
+// drawn: a string that reached a pane some other way (a future field or
+// message) is still drawn harmless, at worst cut where a sequence was.
+// TestSanitizeEventCoversEveryField fills every string of every event
+// payload by reflection, so a field added to engine's events without a line
+// here fails a test rather than reaching the screen unsanitized.
+//
+// The sanitizer copies on write: the engine's events are shared with the
+// feed and the recorder, so a changed payload is a new copy and a clean one
+// is passed on as it is, without allocating.
+
+// sanitizeEvent returns ev with every string sanitized for the terminal.
+func sanitizeEvent(ev engine.Event) engine.Event {
+	ev.Type = engine.EventType(termtext.String(string(ev.Type)))
+	if ev.Call != nil {
+		ev.Call = sanitizeCall(ev.Call)
+	}
+	if ev.Session != nil {
+		if s := (engine.SessionEvent{ID: termtext.String(ev.Session.ID), Client: termtext.String(ev.Session.Client)}); s != *ev.Session {
+			ev.Session = heapCopy(s)
+		}
+	}
+	if ev.Notebook != nil {
+		ev.Notebook = sanitizeNotebook(ev.Notebook)
+	}
+	if ev.Exec != nil {
+		ev.Exec = sanitizeExec(ev.Exec)
+	}
+	if ev.Kernel != nil {
+		k := *ev.Kernel
+		if cleanStrings(&k.ID, &k.Name, &k.State) {
+			ev.Kernel = heapCopy(k)
+		}
+	}
+	if ev.Sandbox != nil {
+		sb := *ev.Sandbox
+		if cleanStrings(&sb.Name, &sb.ID, &sb.Variant, &sb.State) {
+			ev.Sandbox = heapCopy(sb)
+		}
+	}
+	if ev.Server != nil {
+		sv := *ev.Server
+		if cleanStrings(&sv.JupyterURL, &sv.ApprovalMode) {
+			ev.Server = heapCopy(sv)
+		}
+	}
+	return ev
+}
+
+// heapCopy returns a pointer to a heap copy of v. The payloads are edited in
+// a copy on the stack and moved to the heap only when something changed, so
+// a clean event costs no allocation.
+func heapCopy[T any](v T) *T {
+	p := new(T)
+	*p = v
+	return p
+}
+
+// cleanStrings sanitizes each string in place and reports whether any
+// changed. Callers pass fields of their own copy.
+func cleanStrings(ps ...*string) bool {
+	changed := false
+	for _, p := range ps {
+		if c := termtext.String(*p); c != *p {
+			*p, changed = c, true
+		}
+	}
+	return changed
+}
+
+// cleanJSON sanitizes the strings of a raw JSON value in place and reports
+// whether it changed.
+func cleanJSON(p *json.RawMessage) bool {
+	if len(*p) == 0 {
+		return false
+	}
+	c := termtext.JSON(*p)
+	if len(c) == len(*p) && &c[0] == &(*p)[0] {
+		return false
+	}
+	*p = c
+	return true
+}
+
+func sanitizeCall(c *engine.CallEvent) *engine.CallEvent {
+	cc := *c
+	changed := cleanStrings(&cc.ID, &cc.Session, &cc.Tool, &cc.Progress, &cc.Text, &cc.Error,
+		&cc.SchemaProblem, &cc.CellID, &cc.Notebook)
+	st := string(cc.Status)
+	if cleanStrings(&st) {
+		cc.Status, changed = engine.CallStatus(st), true
+	}
+	for _, p := range []*json.RawMessage{&cc.Args, &cc.Structured, &cc.Meta} {
+		if cleanJSON(p) {
+			changed = true
+		}
+	}
+	if !changed {
+		return c
+	}
+	return heapCopy(cc)
+}
+
+func sanitizeNotebook(n *engine.NotebookEvent) *engine.NotebookEvent {
+	nn := *n
+	changed := cleanStrings(&nn.Name, &nn.Path, &nn.KernelID, &nn.Session)
+	op := string(nn.Op)
+	if cleanStrings(&op) {
+		nn.Op, changed = engine.NotebookOp(op), true
+	}
+	idsCopied := false
+	for i, id := range nn.CellIDs {
+		if c := termtext.String(id); c != id {
+			if !idsCopied {
+				nn.CellIDs = append([]string(nil), nn.CellIDs...)
+				idsCopied = true
+			}
+			nn.CellIDs[i], changed = c, true
+		}
+	}
+	cellsCopied := false
+	for i := range nn.Cells {
+		if cell, ok := sanitizeCell(nn.Cells[i]); ok {
+			if !cellsCopied {
+				nn.Cells = append([]engine.CellSnapshot(nil), nn.Cells...)
+				cellsCopied = true
+			}
+			nn.Cells[i], changed = cell, true
+		}
+	}
+	if !changed {
+		return n
+	}
+	return heapCopy(nn)
+}
+
+// sanitizeCell returns a sanitized copy of c and whether it differs.
+func sanitizeCell(c engine.CellSnapshot) (engine.CellSnapshot, bool) {
+	changed := cleanStrings(&c.ID, &c.Type, &c.Source)
+	copied := false
+	for i := range c.Outputs {
+		if o, ok := sanitizeOutput(c.Outputs[i]); ok {
+			if !copied {
+				c.Outputs = append([]engine.OutputSnapshot(nil), c.Outputs...)
+				copied = true
+			}
+			c.Outputs[i], changed = o, true
+		}
+	}
+	return c, changed
+}
+
+// sanitizeOutput returns a sanitized copy of o and whether it differs. An
+// image's bytes are pixels, drawn as half-blocks, never as text.
+func sanitizeOutput(o engine.OutputSnapshot) (engine.OutputSnapshot, bool) {
+	return o, cleanStrings(&o.Kind, &o.Name, &o.Text, &o.MimeType)
+}
+
+func sanitizeExec(x *engine.ExecEvent) *engine.ExecEvent {
+	xx := *x
+	changed := cleanStrings(&xx.ID, &xx.Notebook, &xx.CellID, &xx.KernelID, &xx.SandboxID, &xx.CallID,
+		&xx.Code, &xx.Status)
+	if xx.Output != nil {
+		if o, ok := sanitizeOutput(*xx.Output); ok {
+			xx.Output, changed = heapCopy(o), true
+		}
+	}
+	if !changed {
+		return x
+	}
+	return heapCopy(xx)
+}
+
+// sanitizeInfo returns the header info fit to draw. The token is left as it
+// is: it is copied, not drawn (the header shows it masked, through fit).
+func sanitizeInfo(info observe.HeaderInfo) observe.HeaderInfo {
+	cleanStrings(&info.Endpoint, &info.JupyterURL, &info.Mode, &info.Version)
+	return info
+}
