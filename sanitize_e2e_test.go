@@ -37,11 +37,20 @@ func TestContentCannotDriveTheTerminal(t *testing.T) {
 		out, err := exec.Command("tmux", append([]string{"-L", sock, "-f", conf}, args...)...).CombinedOutput()
 		return string(out), err
 	}
-	t.Cleanup(func() { tmux("kill-server") })
+	socket := ""
+	t.Cleanup(func() {
+		tmux("kill-server")
+		if socket != "" {
+			os.Remove(socket) // kill-server leaves the socket file behind
+		}
+	})
 	if out, err := tmux("new-session", "-d", "-s", "w", "-x", "160", "-y", "50",
 		"-e", "MCP_TOKEN="+token, "-e", "PYDEVD_DISABLE_FILE_VALIDATION=1",
 		fmt.Sprintf("%s --port %d --root-dir %s --log-file %s", bin, port, root, filepath.Join(root, "server.log"))); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
+	}
+	if out, err := tmux("display-message", "-p", "#{socket_path}"); err == nil {
+		socket = strings.TrimSpace(out)
 	}
 	if out, _ := tmux("show-options", "-g", "set-clipboard"); !strings.Contains(out, "on") {
 		t.Fatalf("set-clipboard is %q", out)

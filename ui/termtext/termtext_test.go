@@ -248,3 +248,21 @@ func BenchmarkStringColour(b *testing.B) { benchString(b, benchColour) }
 func BenchmarkStringEscapeHeavy(b *testing.B) {
 	benchString(b, benchHeavy)
 }
+
+func BenchmarkJSONClean(b *testing.B) {
+	raw := []byte(`{"cell_index":-1,"cell_source":"import pandas as pd\ndf = pd.read_csv('sales.csv')\ndf.head()","notebook_name":"sales ünï"}`)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = JSON(raw)
+	}
+}
+
+func BenchmarkJSONHostile(b *testing.B) {
+	raw := []byte(`{"cell_source":"print(\"\u001b]52;c;aGVsbG8=\u0007\u001b[2J\")","tb":"\u001b[31mErr\u001b[0m"}`)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = JSON(raw)
+	}
+}
