@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 func env(m map[string]string) func(string) string {
@@ -166,5 +168,16 @@ func TestREADMEFlagsAreTheHelp(t *testing.T) {
 	_, want, _ := strings.Cut(out.String(), "environment, which beats the default.\n\n")
 	if block != want {
 		t.Errorf("README.md's flags block differs from --help; replace it with the options part of `jupyter-mcp-server --help`:\n%s", want)
+	}
+}
+
+// The test harness starts the binary without the developer's option
+// variables; it must know every one.
+func TestHarnessDropsEveryOptionVariable(t *testing.T) {
+	t.Parallel()
+	for _, o := range (&config{}).options() {
+		if o.env != "" && !slices.Contains(harness.OptionEnv(), o.env) {
+			t.Errorf("%s (--%s) is missing from internal/harness's configEnv", o.env, o.name)
+		}
 	}
 }

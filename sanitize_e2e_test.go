@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // TestContentCannotDriveTheTerminal runs the workbench in a tmux of its own
@@ -23,9 +22,12 @@ import (
 // header still on the first line.
 func TestContentCannotDriveTheTerminal(t *testing.T) {
 	needTmux(t)
-	bin := binary(t)
+	bin := harness.Binary(t)
 	root := t.TempDir()
-	port := freePort(t)
+	port, err := harness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	token := "e2e-token-0123456789"
 
 	sock := fmt.Sprintf("jms-sanitize-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
@@ -90,11 +92,7 @@ func TestContentCannotDriveTheTerminal(t *testing.T) {
 		t.Fatalf("tmux has buffers before the test: %s", b)
 	}
 
-	client := sdk.NewClient(&sdk.Implementation{Name: "hostile-agent", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{
-		Endpoint:   fmt.Sprintf("http://127.0.0.1:%d/mcp", port),
-		HTTPClient: &http.Client{Transport: bearer{token}},
-	}, &sdk.ClientSessionOptions{ProtocolVersion: e2eProtocol})
+	cs, err := harness.ConnectHTTP(context.Background(), "hostile-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +103,8 @@ func TestContentCannotDriveTheTerminal(t *testing.T) {
 	res := call(t, cs, "insert_execute_code_cell", map[string]any{"cell_index": -1, "cell_source": `print("osc52:\x1b]52;c;aGVsbG8=\x07:end")
 print("title:\x1b]0;pwned-by-output\x07:end")
 print("clear:\x1b[2J\x1b[H:end")`})
-	if !strings.Contains(text(res), "osc52:") {
-		t.Fatalf("the cell printed: %s", text(res))
+	if !strings.Contains(harness.Text(res), "osc52:") {
+		t.Fatalf("the cell printed: %s", harness.Text(res))
 	}
 	// Raw escapes in a cell's source, and so in the agent's arguments.
 	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "markdown",

@@ -8,47 +8,19 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
-const e2eProtocol = "2025-11-25"
-
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// binary builds the product once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "jms-e2e-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "jupyter-mcp-server")
-		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
+func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 
 // needTmux fails in CI (which installs tmux) and skips elsewhere.
 func needTmux(t *testing.T) {
@@ -131,23 +103,6 @@ func (s *tmuxSession) waitScreen(timeout time.Duration, want ...string) string {
 	return ""
 }
 
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func call(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -157,19 +112,9 @@ func call(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any)
 		t.Fatalf("%s: %v", name, err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: error result: %s", name, text(res))
+		t.Fatalf("%s: error result: %s", name, harness.Text(res))
 	}
 	return res
-}
-
-func text(res *sdk.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // leftovers lists processes whose command line mentions dir (the managed
@@ -195,9 +140,12 @@ lines:
 
 func TestWorkbenchEndToEnd(t *testing.T) {
 	needTmux(t)
-	bin := binary(t)
+	bin := harness.Binary(t)
 	root := t.TempDir()
-	port := freePort(t)
+	port, err := harness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	token := "e2e-token-0123456789"
 	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1"},
 		fmt.Sprintf("%s --port %d --root-dir %s --log-file %s", bin, port, root, filepath.Join(root, "server.log")))
@@ -206,11 +154,7 @@ func TestWorkbenchEndToEnd(t *testing.T) {
 		t.Fatal("the bearer token is shown in clear on the screen")
 	}
 
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{
-		Endpoint:   fmt.Sprintf("http://127.0.0.1:%d/mcp", port),
-		HTTPClient: &http.Client{Transport: bearer{token}},
-	}, &sdk.ClientSessionOptions{ProtocolVersion: e2eProtocol})
+	cs, err := harness.ConnectHTTP(context.Background(), "e2e-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,8 +209,8 @@ func TestWorkbenchEndToEnd(t *testing.T) {
 		if o.err != nil {
 			t.Fatal(o.err)
 		}
-		if !strings.Contains(text(o.res), "KeyboardInterrupt") {
-			t.Fatalf("interrupted call answered: %s", text(o.res))
+		if !strings.Contains(harness.Text(o.res), "KeyboardInterrupt") {
+			t.Fatalf("interrupted call answered: %s", harness.Text(o.res))
 		}
 		if o.dur > 30*time.Second {
 			t.Fatalf("the interrupt took %v", o.dur)
@@ -296,18 +240,11 @@ func TestWorkbenchEndToEnd(t *testing.T) {
 
 func TestAttachShowsStdioCalls(t *testing.T) {
 	needTmux(t)
-	bin := binary(t)
+	bin := harness.Binary(t)
 	root := t.TempDir()
 	runtime := t.TempDir() // isolates the feed records from other servers
 
-	cmd := exec.Command(bin, "--transport", "stdio", "--start-new-code-sandbox", "false", "--root-dir", root)
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime, "PYDEVD_DISABLE_FILE_VALIDATION=1")
-	client := sdk.NewClient(&sdk.Implementation{Name: "stdio-agent", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: e2eProtocol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := harness.StartStdio(t, []string{"--start-new-code-sandbox", "false", "--root-dir", root}, "XDG_RUNTIME_DIR="+runtime)
 	call(t, cs, "use_notebook", map[string]any{"notebook_name": "att", "notebook_path": "att.ipynb", "mode": "create"})
 	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "markdown", "cell_source": "# attached"})
 

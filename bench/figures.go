@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // fig3 is start-up: process start to the initialize answer over stdio with
@@ -63,7 +65,7 @@ func (b *bench) startOnce(measure bool) (time.Duration, int64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + protocolVersion +
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + harness.ProtocolVersion +
 		`","capabilities":{},"clientInfo":{"name":"jupyter-mcp-bench","version":"1"}}}` + "\n"
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {

@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 func main() {
@@ -236,10 +236,8 @@ func ensureBinary(bin, work string) (string, error) {
 	}
 	out := filepath.Join(work, "jupyter-mcp-server")
 	progress("%s not found: building it", bin)
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build: %w", err)
+	if err := harness.Build(out, "-trimpath", "-ldflags", "-s -w"); err != nil {
+		return "", err
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // path is one way of doing the measured thing: ours or a baseline. batch
@@ -117,10 +118,10 @@ func (b *bench) executeVia(cs *sdk.ClientSession, code string, images int) func(
 			return err
 		}
 		if images > 0 && countImages(res) < images {
-			return fmt.Errorf("execute_code returned no image: %.300s", resultText(res))
+			return fmt.Errorf("execute_code returned no image: %.300s", harness.Text(res))
 		}
-		if images == 0 && !strings.Contains(resultText(res), "2") {
-			return fmt.Errorf("execute_code did not return 2: %.300s", resultText(res))
+		if images == 0 && !strings.Contains(harness.Text(res), "2") {
+			return fmt.Errorf("execute_code did not return 2: %.300s", harness.Text(res))
 		}
 		return nil
 	}

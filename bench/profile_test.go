@@ -13,6 +13,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
 )
 
@@ -51,17 +52,11 @@ func startInProcess(b *testing.B) *inProcess {
 
 func (p *inProcess) session(b *testing.B) *sdk.ClientSession {
 	b.Helper()
-	ct, st := sdk.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := p.server.SDK().Connect(ctx, st, nil)
+	cs, ss, err := harness.ConnectInMemory(context.Background(), p.server.SDK(), benchClient, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ss.Close() })
-	cs, err := newSDKClient().Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	if err != nil {
-		b.Fatal(err)
-	}
 	b.Cleanup(func() { cs.Close() })
 	return cs
 }

@@ -18,10 +18,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// protocolVersion is what real hosts speak; the Go client's default differs.
-const protocolVersion = "2025-11-25"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
+)
 
 // target is the binary under test and the Jupyter server it talks to.
 type target struct {
@@ -45,10 +44,6 @@ func (t *target) logFile(name string) *os.File {
 	return f
 }
 
-func newSDKClient() *sdk.Client {
-	return sdk.NewClient(&sdk.Implementation{Name: "jupyter-mcp-bench", Version: "1"}, nil)
-}
-
 // stdioServer is the binary serving one session over stdin/stdout.
 type stdioServer struct {
 	cs  *sdk.ClientSession
@@ -59,12 +54,12 @@ type stdioServer struct {
 func (t *target) startStdio(ctx context.Context, name string, extra ...string) (*stdioServer, error) {
 	args := append([]string{"--transport", "stdio"}, t.jupyterArgs()...)
 	cmd := exec.Command(t.bin, append(args, extra...)...)
+	cmd.Env = harness.CleanEnv()
 	log := t.logFile(name)
 	if log != nil {
 		cmd.Stderr = log
 	}
-	cs, err := newSDKClient().Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second},
-		&sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	cs, err := harness.ConnectStdio(ctx, benchClient, cmd)
 	if err != nil {
 		if log != nil {
 			log.Close()
@@ -101,21 +96,11 @@ type httpServer struct {
 	endpoint string
 	token    string
 	pid      int
-	cmd      *exec.Cmd
+	proc     *harness.Process
 	log      *os.File
-	exited   chan struct{}
 	// tmux names the tmux session it runs in, when it shows the TUI, and
 	// the tmux server of its own that runs it (see tmux).
 	tmux string
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 func (t *target) httpArgs(port int, token string) []string {
@@ -123,33 +108,28 @@ func (t *target) httpArgs(port int, token string) []string {
 }
 
 func (t *target) startHTTP(ctx context.Context, name string) (*httpServer, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	token := "bench-" + strconv.Itoa(port)
-	cmd := exec.Command(t.bin, t.httpArgs(port, token)...)
+	token := fmt.Sprintf("bench-%d-%s", os.Getpid(), name)
 	log := t.logFile(name)
+	var w io.Writer
 	if log != nil {
-		cmd.Stderr = log
+		w = log
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	p, err := harness.ServeHTTP(wctx, t.bin, token, t.jupyterArgs(), w)
+	if err != nil {
+		if log != nil {
+			log.Close()
+		}
+		return nil, fmt.Errorf("%s over HTTP: %w", t.bin, err)
 	}
-	h := &httpServer{endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), token: token,
-		pid: cmd.Process.Pid, cmd: cmd, log: log, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(h.exited) }()
-	if err := h.waitListening(ctx, port); err != nil {
-		h.close()
-		return nil, fmt.Errorf("%s over HTTP: %w%s", t.bin, err, tail(log))
-	}
-	return h, nil
+	return &httpServer{endpoint: p.Endpoint, token: token, pid: p.Pid(), proc: p, log: log}, nil
 }
 
 // startTUI runs the binary with --tui in a detached tmux session sized like
 // a real terminal; tmux is the terminal the TUI draws to.
 func (t *target) startTUI(ctx context.Context, session string) (*httpServer, error) {
-	port, err := freePort()
+	port, err := harness.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -196,13 +176,6 @@ func shellQuote(s string) string {
 func (h *httpServer) waitListening(ctx context.Context, port int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if h.exited != nil {
-			select {
-			case <-h.exited:
-				return errors.New("the server exited at start")
-			default:
-			}
-		}
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
 			c.Close()
@@ -227,14 +200,8 @@ func (h *httpServer) close() {
 		}
 		return
 	}
-	if h.cmd != nil && h.cmd.Process != nil {
-		_ = h.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-h.exited:
-		case <-time.After(5 * time.Second):
-			_ = h.cmd.Process.Kill()
-			<-h.exited
-		}
+	if h.proc != nil {
+		h.proc.Stop(5 * time.Second)
 	}
 	if h.log != nil {
 		h.log.Close()
@@ -246,28 +213,19 @@ func alive(pid int) bool {
 	return err == nil
 }
 
-// bearer adds the MCP token to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 func (h *httpServer) httpClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
-	return &http.Client{Transport: bearer{token: h.token, next: tr}}
+	return harness.AuthClient(h.token, tr)
 }
+
+// benchClient is the name the benchmark's MCP clients introduce themselves
+// by.
+const benchClient = "jupyter-mcp-bench"
 
 // connectSDK opens an MCP session with the go-sdk streamable HTTP client.
 func (h *httpServer) connectSDK(ctx context.Context) (*sdk.ClientSession, error) {
-	return newSDKClient().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.endpoint, HTTPClient: h.httpClient()},
-		&sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	return harness.ConnectHTTP(ctx, benchClient, h.endpoint, h.httpClient(), true)
 }
 
 // callTool calls a tool and turns an error result into a Go error, so that a
@@ -278,19 +236,9 @@ func callTool(ctx context.Context, cs *sdk.ClientSession, name string, args map[
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if res.IsError {
-		return nil, fmt.Errorf("%s answered an error: %.500s", name, resultText(res))
+		return nil, fmt.Errorf("%s answered an error: %.500s", name, harness.Text(res))
 	}
 	return res, nil
-}
-
-func resultText(res *sdk.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(*sdk.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
 }
 
 func countImages(res *sdk.CallToolResult) int {
@@ -316,7 +264,7 @@ type rawSession struct {
 
 func (h *httpServer) connectRaw(ctx context.Context) (*rawSession, error) {
 	r := &rawSession{hc: h.httpClient(), endpoint: h.endpoint}
-	init := map[string]any{"protocolVersion": protocolVersion, "capabilities": map[string]any{},
+	init := map[string]any{"protocolVersion": harness.ProtocolVersion, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "jupyter-mcp-bench-raw", "version": "1"}}
 	if _, err := r.rpc(ctx, "initialize", init); err != nil {
 		return nil, err
@@ -334,7 +282,7 @@ func (r *rawSession) post(ctx context.Context, body []byte) (*http.Response, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", protocolVersion)
+	req.Header.Set("MCP-Protocol-Version", harness.ProtocolVersion)
 	if r.id != "" {
 		req.Header.Set("Mcp-Session-Id", r.id)
 	}

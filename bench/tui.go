@@ -11,6 +11,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // floodCode prints 200,000 lines: the TUI streams them while it shows the
@@ -172,8 +174,8 @@ func (r *floodRig) probeOnce(ctx context.Context, i int) error {
 		return err
 	}
 	res, err := callTool(ctx, r.probe, "execute_code", map[string]any{"code": "1+1", "kernel_id": r.probeK})
-	if err == nil && !strings.Contains(resultText(res), "2") {
-		err = fmt.Errorf("execute_code did not return 2: %.300s", resultText(res))
+	if err == nil && !strings.Contains(harness.Text(res), "2") {
+		err = fmt.Errorf("execute_code did not return 2: %.300s", harness.Text(res))
 	}
 	return err
 }
@@ -193,7 +195,7 @@ func (b *bench) floodOnce(r *floodRig) error {
 		}
 		// The answer is cut at --max-output; either its last line or the
 		// note about the cut must be there.
-		if text := resultText(res); !strings.Contains(text, "199999") && !strings.Contains(text, "output cut") {
+		if text := harness.Text(res); !strings.Contains(text, "199999") && !strings.Contains(text, "output cut") {
 			err = fmt.Errorf("the flood's answer is incomplete: %.300s", text)
 		}
 		done <- err

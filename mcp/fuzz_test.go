@@ -16,6 +16,7 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	testharness "github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // fuzzTools are the tools whose arguments are fuzzed: every one that reads
@@ -67,12 +68,7 @@ func FuzzToolArguments(f *testing.F) {
 		f.Fatal(err)
 	}
 	s := New(e, Options{Version: "fuzz", Images: true, Logger: testLog(nil)})
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := s.SDK().Connect(ctx, st, nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "fuzz", Version: "1"}, nil).Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	cs, ss, err := testharness.ConnectInMemory(ctx, s.SDK(), "fuzz", nil)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -133,7 +129,7 @@ func FuzzToolArguments(f *testing.F) {
 			}
 			return
 		}
-		text := textOfFuzz(res)
+		text := textOf(res)
 		if strings.Contains(text, "internal error in this MCP server") {
 			t.Fatalf("%s(%s) panicked in the server: %s", name, args, text)
 		}
@@ -155,16 +151,6 @@ func FuzzToolArguments(f *testing.F) {
 
 // queryToken finds the values of query parameters named like a token.
 var queryToken = regexp.MustCompile(`(?i)[?&][a-z_]*token=([^\s&"'#]*)`)
-
-func textOfFuzz(res *sdk.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
 
 // FuzzRedactArgs: whatever the arguments, the copy the engine records holds
 // no value of a secret argument and no URL password or query token, and is

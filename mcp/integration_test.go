@@ -19,6 +19,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	testharness "github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // The integration tests run a real engine against one real Jupyter server
@@ -27,7 +28,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(jupytertest.StartMain(m)) }
 
-const protocolVersion = "2025-11-25"
+const protocolVersion = testharness.ProtocolVersion
 
 type harness struct {
 	t   *testing.T
@@ -62,14 +63,7 @@ func (h *harness) connect() *sdk.ClientSession { return h.connectWith(nil) }
 
 func (h *harness) connectWith(opts *sdk.ClientOptions) *sdk.ClientSession {
 	h.t.Helper()
-	ctx := context.Background()
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := h.s.SDK().Connect(ctx, st, nil)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, opts)
-	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	cs, ss, err := testharness.ConnectInMemory(context.Background(), h.s.SDK(), "test-client", opts)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -161,15 +155,8 @@ func fails(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any
 	return text
 }
 
-func textOf(res *sdk.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+// textOf is the text content of a result.
+var textOf = testharness.Text
 
 func cellIDMeta(res *sdk.CallToolResult) string {
 	id, _ := res.Meta[metaCellID].(string)
@@ -552,8 +539,7 @@ func TestTwoSessionsOverHTTPKeepTheirOwnNotebook(t *testing.T) {
 	web := httptest.NewServer(h.s.HTTPHandler())
 	t.Cleanup(web.Close) // after the clients close (cleanups run last-in first-out)
 	connect := func(name string) *sdk.ClientSession {
-		client := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, nil)
-		cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: web.URL}, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+		cs, err := testharness.ConnectHTTP(context.Background(), name, web.URL, nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // The running binary refuses every request that lacks the token, comes from
@@ -82,7 +84,7 @@ func TestAuthAgainstTheBinary(t *testing.T) {
 	}
 
 	// The refusals did not hurt the server: a real client still works.
-	cs := p.connect(t)
+	cs := p.Connect(t)
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatalf("tools/list after the refusals: %v", err)
 	}
@@ -92,21 +94,21 @@ func TestAuthAgainstTheBinary(t *testing.T) {
 // start on 0.0.0.0, and on 127.0.0.1 it serves without one.
 func TestNoAuthIsLoopbackOnly(t *testing.T) {
 	_, srv := startShared(t, "unused-token-for-startup")
-	p := launch(t, []string{"--transport", "streamable-http", "--port", "0", "--bind", "0.0.0.0", "--no-auth-loopback-only",
+	p := harness.Start(t, []string{"--transport", "streamable-http", "--port", "0", "--bind", "0.0.0.0", "--no-auth-loopback-only",
 		"--jupyter-url", srv.URL, "--jupyter-token", srv.Token})
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(60 * time.Second):
-		t.Fatalf("--no-auth-loopback-only --bind 0.0.0.0 kept running; stderr:\n%s", p.stderr.String())
+		t.Fatalf("--no-auth-loopback-only --bind 0.0.0.0 kept running; stderr:\n%s", p.Stderr.String())
 	}
-	if p.cmd.ProcessState.ExitCode() == 0 {
+	if p.Cmd.ProcessState.ExitCode() == 0 {
 		t.Errorf("exit code 0 for --no-auth-loopback-only on 0.0.0.0")
 	}
-	if errOut := p.stderr.String(); !strings.Contains(errOut, "loopback") || strings.Contains(errOut, "MCP endpoint:") {
+	if errOut := p.Stderr.String(); !strings.Contains(errOut, "loopback") || strings.Contains(errOut, "MCP endpoint:") {
 		t.Errorf("stderr does not explain the refusal (or it served anyway):\n%s", errOut)
 	}
 
-	open := startHTTP(t, "", "--no-auth-loopback-only", "--jupyter-url", srv.URL, "--jupyter-token", srv.Token)
+	open := harness.StartHTTP(t, "", "--no-auth-loopback-only", "--jupyter-url", srv.URL, "--jupyter-token", srv.Token)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	code, body, _, err := newRPC(t, open.Endpoint, "").post(ctx, initializeBody(), nil)

@@ -25,7 +25,7 @@ func TestKillNineDuringSaves(t *testing.T) {
 	var wg sync.WaitGroup
 	ready := make(chan struct{}, writers)
 	for w := 0; w < writers; w++ {
-		cs := p.connect(t)
+		cs := p.Connect(t)
 		ok(t, cs, "use_notebook", map[string]any{"notebook_name": "burst", "notebook_path": path})
 		wg.Add(1)
 		go func(w int, cs *sdk.ClientSession) {
@@ -50,10 +50,10 @@ func TestKillNineDuringSaves(t *testing.T) {
 		<-ready
 	}
 	time.Sleep(1500 * time.Millisecond)
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-p.exited
+	<-p.Exited()
 	wg.Wait()
 	// A save the binary had sent is Jupyter's to finish; give it a moment.
 	time.Sleep(300 * time.Millisecond)

@@ -11,14 +11,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,208 +21,18 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
-const protocolVersion = "2025-11-25"
-
-var (
-	buildOnce sync.Once
-	binDir    string
-	binPath   string
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := jupytertest.StartMain(m)
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// binary builds the product once per test run, from the module root.
-// RELIABILITY_BIN names a binary to use instead.
-func binary(t testing.TB) string {
-	t.Helper()
-	if b := os.Getenv("RELIABILITY_BIN"); b != "" {
-		return b
-	}
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "jms-reliability-bin")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "jupyter-mcp-server")
-		cmd := exec.Command("go", "build", "-o", binPath, ".")
-		cmd.Dir = ".."
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-// lockedBuffer collects a process's output while tests read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// product is a running jupyter-mcp-server binary.
-type product struct {
-	t        testing.TB
-	cmd      *exec.Cmd
-	stdout   *lockedBuffer
-	stderr   *lockedBuffer
-	Endpoint string // http://127.0.0.1:PORT/mcp
-	Token    string
-	exited   chan struct{}
-	waitErr  error
-}
-
-// cleanEnv is the test's environment without any variable the binary reads
-// as configuration, so a developer's JUPYTER_URL or MCP_TOKEN cannot change
-// what a test exercises.
-func cleanEnv(extra ...string) []string {
-	drop := map[string]bool{}
-	for _, k := range []string{"TRANSPORT", "PORT", "MCP_BIND", "MCP_TOKEN", "MCP_NO_AUTH_LOOPBACK_ONLY", "MCP_TUI", "MCP_FEED",
-		"JUPYTER_URL", "JUPYTER_TOKEN", "JUPYTER_ROOT_DIR", "START_NEW_CODE_SANDBOX", "SANDBOX_VARIANT",
-		"EXECUTION_TIMEOUT", "MAX_EXECUTION_TIMEOUT", "OUTPUT_IMAGES", "MAX_OUTPUT_BYTES", "KERNEL_AUTO_RESTART",
-		"APPROVE", "APPROVE_TIMEOUT", "RECORD_FILE", "LOG_FILE", "LOG_LEVEL"} {
-		drop[k] = true
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
-			env = append(env, kv)
-		}
-	}
-	return append(env, append([]string{"PYDEVD_DISABLE_FILE_VALIDATION=1"}, extra...)...)
-}
-
-// launch starts the binary with args and returns at once.
-func launch(t testing.TB, args []string, env ...string) *product {
-	t.Helper()
-	p := &product{t: t, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(binary(t), args...)
-	p.cmd.Env = cleanEnv(env...)
-	p.cmd.Stdout = p.stdout
-	p.cmd.Stderr = p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			// SIGTERM first, so that a managed Jupyter server and its
-			// kernels are shut down by the product itself.
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-p.exited:
-			case <-time.After(10 * time.Second):
-				_ = p.cmd.Process.Kill()
-				<-p.exited
-			}
-		}
-	})
-	return p
-}
-
-// startHTTP runs the binary as a headless streamable HTTP server on a free
-// port with token and waits until it prints its endpoint.
-func startHTTP(t testing.TB, token string, args ...string) *product {
-	t.Helper()
-	all := append([]string{"--transport", "streamable-http", "--port", "0", "--feed", ""}, args...)
-	var env []string
-	if token != "" {
-		env = append(env, "MCP_TOKEN="+token)
-	}
-	p := launch(t, all, env...)
-	p.Token = token
-	deadline := time.After(90 * time.Second)
-	for {
-		if out := p.stderr.String(); strings.Contains(out, "MCP endpoint: ") {
-			line := out[strings.Index(out, "MCP endpoint: ")+len("MCP endpoint: "):]
-			p.Endpoint = strings.TrimSpace(strings.SplitN(line, "\n", 2)[0])
-			return p
-		}
-		select {
-		case <-p.exited:
-			t.Fatalf("the binary exited before serving (%v); stderr:\n%s", p.waitErr, p.stderr.String())
-		case <-deadline:
-			t.Fatalf("the binary never printed its endpoint; stderr:\n%s", p.stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
+func TestMain(m *testing.M) { os.Exit(harness.MainWithJupyter(m)) }
 
 // startShared runs the binary against the package's shared Jupyter server.
-func startShared(t testing.TB, token string, args ...string) (*product, *jupytertest.Server) {
+func startShared(t testing.TB, token string, args ...string) (*harness.Process, *jupytertest.Server) {
 	t.Helper()
 	srv := jupytertest.Shared(t)
 	reapKernels(t, srv)
-	p := startHTTP(t, token, append([]string{"--jupyter-url", srv.URL, "--jupyter-token", srv.Token}, args...)...)
+	p := harness.StartHTTP(t, token, append([]string{"--jupyter-url", srv.URL, "--jupyter-token", srv.Token}, args...)...)
 	return p, srv
-}
-
-// bearer adds the MCP token to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
-// connectHTTP opens an MCP session over streamable HTTP with a real go-sdk
-// client. Reconnects are off: a test that kills the server wants the
-// failure, not retries.
-func connectHTTP(t testing.TB, endpoint, token string) *sdk.ClientSession {
-	t.Helper()
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	transport := &sdk.StreamableClientTransport{
-		Endpoint:   endpoint,
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: tr}},
-		MaxRetries: -1,
-	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "reliability-test", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", endpoint, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func (p *product) connect(t testing.TB) *sdk.ClientSession {
-	return connectHTTP(t, p.Endpoint, p.Token)
 }
 
 // callTool calls a tool; a protocol error fails the test.
@@ -269,15 +74,8 @@ func fails(t testing.TB, cs *sdk.ClientSession, name string, args map[string]any
 	return text
 }
 
-func textOf(res *sdk.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+// textOf is the text content of a result.
+var textOf = harness.Text
 
 // allOf is everything a result carries, as JSON, for searching secrets in.
 func allOf(res *sdk.CallToolResult) string {
@@ -363,7 +161,7 @@ func (r *rpc) post(ctx context.Context, body []byte, hdr map[string]string) (int
 	}
 	if r.session != "" {
 		req.Header.Set("Mcp-Session-Id", r.session)
-		req.Header.Set("Mcp-Protocol-Version", protocolVersion)
+		req.Header.Set("Mcp-Protocol-Version", harness.ProtocolVersion)
 	}
 	for k, v := range hdr {
 		if k == "Host" {
@@ -408,7 +206,7 @@ func messages(contentType string, data []byte) []map[string]any {
 }
 
 func initializeBody() []byte {
-	return []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + protocolVersion +
+	return []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"harness.ProtocolVersion":"` + harness.ProtocolVersion +
 		`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 }
 
@@ -430,12 +228,11 @@ func (r *rpc) initialize(t testing.TB) {
 // freePort is a loopback port nothing listens on right now.
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := harness.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // waitFor polls cond until it holds or timeout passes.

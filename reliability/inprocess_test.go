@@ -14,6 +14,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp/guard"
 )
@@ -78,19 +79,13 @@ func startInProcess(t testing.TB, srv *jupytertest.Server) (*inproc, func()) {
 func (ip *inproc) endpoint() string { return ip.http.URL + "/mcp" }
 
 func (ip *inproc) connect(t testing.TB) *sdk.ClientSession {
-	return connectHTTP(t, ip.endpoint(), ip.token)
+	return harness.ConnectHTTPT(t, ip.endpoint(), ip.token)
 }
 
 // connectMemory opens a session over in-memory transports.
 func (ip *inproc) connectMemory(t testing.TB) (*sdk.ClientSession, *sdk.ServerSession) {
 	t.Helper()
-	ctx := context.Background()
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := ip.s.SDK().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "mem", Version: "1"}, nil).Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	cs, ss, err := harness.ConnectInMemory(context.Background(), ip.s.SDK(), "mem", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

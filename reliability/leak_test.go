@@ -14,6 +14,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp/guard"
 )
@@ -111,12 +112,7 @@ func TestNoGoroutineLeaks(t *testing.T) {
 	hs := httptest.NewServer(g)
 
 	// In memory: a notebook with a kernel, executions, a read, an error.
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := s.SDK().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, err := sdk.NewClient(&sdk.Implementation{Name: "mem", Version: "1"}, nil).Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	mem, ss, err := harness.ConnectInMemory(ctx, s.SDK(), "mem", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,9 +131,7 @@ func TestNoGoroutineLeaks(t *testing.T) {
 	// Over HTTP, two sessions with the standalone SSE stream open.
 	tr := &http.Transport{}
 	for i := 0; i < 2; i++ {
-		hc := sdk.NewClient(&sdk.Implementation{Name: "http", Version: "1"}, nil)
-		cs, err := hc.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: bearer{token: "leak", base: tr}}, MaxRetries: -1},
-			&sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+		cs, err := harness.ConnectHTTP(ctx, "http", hs.URL, harness.AuthClient("leak", tr), false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // The binary as a person runs it, on its own managed Jupyter server: a
@@ -29,12 +30,12 @@ func TestManagedLifecycle(t *testing.T) {
 	if f := os.Getenv("RELIABILITY_KEEP_LOG"); f != "" {
 		logFile = f
 	}
-	p := startHTTP(t, "lifecycle-token", "--root-dir", root, "--log-level", "debug", "--log-file", logFile)
+	p := harness.StartHTTP(t, "lifecycle-token", "--root-dir", root, "--log-level", "debug", "--log-file", logFile)
 	t.Cleanup(func() {
 		// Whatever happened, leave no server or kernel behind.
-		killAll(append(descendantsOf(p.cmd.Process.Pid), mentioning(root)...))
+		killAll(append(descendantsOf(p.Cmd.Process.Pid), mentioning(root)...))
 	})
-	cs := p.connect(t)
+	cs := p.Connect(t)
 	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "life", "notebook_path": "life.ipynb", "mode": "create"})
 
 	kernelPID := func() int {
@@ -116,7 +117,7 @@ func TestManagedLifecycle(t *testing.T) {
 			cs.CallTool(ctx, &sdk.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "import time; time.sleep(60)", "timeout": 90}})
 		}()
 		time.Sleep(500 * time.Millisecond)
-		started := descendantsOf(p.cmd.Process.Pid)
+		started := descendantsOf(p.Cmd.Process.Pid)
 		started = append(started, mentioning(root)...)
 		var jupyterPID int
 		for _, s := range started {
@@ -128,21 +129,21 @@ func TestManagedLifecycle(t *testing.T) {
 			t.Fatalf("before SIGTERM: jupyter-server pid %d, kernel %d alive %v; processes %v", jupyterPID, kpid, alive(kpid), started)
 		}
 		start := time.Now()
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		select {
-		case <-p.exited:
+		case <-p.Exited():
 		case <-time.After(15 * time.Second):
-			t.Fatalf("still running 15s after SIGTERM; stderr:\n%s", p.stderr.String())
+			t.Fatalf("still running 15s after SIGTERM; stderr:\n%s", p.Stderr.String())
 		}
 		took := time.Since(start)
-		t.Logf("exited %v after SIGTERM with %v", took.Round(time.Millisecond), p.waitErr)
+		t.Logf("exited %v after SIGTERM with %v", took.Round(time.Millisecond), p.WaitErr())
 		if took > 6*time.Second {
 			t.Errorf("took %v to exit after SIGTERM", took)
 		}
-		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-			t.Errorf("exit code %d after SIGTERM; stderr:\n%s", code, p.stderr.String())
+		if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("exit code %d after SIGTERM; stderr:\n%s", code, p.Stderr.String())
 		}
 		// Nothing it started survives it.
 		if !waitFor(3*time.Second, func() bool {
@@ -175,7 +176,7 @@ func TestManagedLifecycle(t *testing.T) {
 	if m := regexp.MustCompile(`token=[0-9a-fA-F]{8,}`).FindString(string(data)); m != "" {
 		t.Errorf("the log holds the managed server's token: %q", m)
 	}
-	for _, out := range []string{p.stderr.String(), p.stdout.String()} {
+	for _, out := range []string{p.Stderr.String(), p.Stdout.String()} {
 		if m := regexp.MustCompile(`token=[0-9a-fA-F]{8,}`).FindString(out); m != "" {
 			t.Errorf("the terminal output holds a token: %q", m)
 		}

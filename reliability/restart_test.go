@@ -13,6 +13,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // fixedJupyter is a jupyter-server on a port and token chosen by the test,
@@ -40,9 +41,9 @@ func (j *fixedJupyter) start() {
 		args = append(args, "--allow-root")
 	}
 	j.cmd = exec.Command("/usr/bin/python3", append([]string{"-m", "jupyter_server"}, args...)...)
-	j.cmd.Env = append(cleanEnv(), "JUPYTER_RUNTIME_DIR="+j.runtime)
+	j.cmd.Env = append(harness.CleanEnv(), "JUPYTER_RUNTIME_DIR="+j.runtime)
 	j.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &lockedBuffer{}
+	out := &harness.LockedBuffer{}
 	j.cmd.Stdout, j.cmd.Stderr = out, out
 	if err := j.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -95,13 +96,13 @@ func TestJupyterRestartMidSession(t *testing.T) {
 	if err := os.WriteFile(j.root+"/r.ipynb", []byte(`{"cells":[{"cell_type":"code","id":"c0","metadata":{},"source":"print(1+1)","outputs":[],"execution_count":null}],"metadata":{},"nbformat":4,"nbformat_minor":5}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := startHTTP(t, "restart-token", "--jupyter-url", j.url(), "--jupyter-token", j.token, "--log-level", "debug")
+	p := harness.StartHTTP(t, "restart-token", "--jupyter-url", j.url(), "--jupyter-token", j.token, "--log-level", "debug")
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("binary stderr:\n%s", p.stderr.String())
+			t.Logf("binary stderr:\n%s", p.Stderr.String())
 		}
 	})
-	cs := p.connect(t)
+	cs := p.Connect(t)
 	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "r", "notebook_path": "r.ipynb"})
 	if text, _ := ok(t, cs, "execute_cell", map[string]any{"cell_index": 0}); !strings.Contains(text, "2") {
 		t.Fatalf("execute before the crash: %q", text)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // No token ever reaches a log, the terminal or an agent: the binary runs at
@@ -33,7 +35,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	sub := srv.Subdir(t)
 	nb := writeNotebook(t, srv, sub+"/s.ipynb", "print('hello')")
-	cs := p.connect(t)
+	cs := p.Connect(t)
 	var results []string
 	record := func(name string, args map[string]any) string {
 		res := callTool(t, cs, name, args)
@@ -105,8 +107,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 	where := map[string]string{
 		"log file":     string(logData),
 		"record file":  string(recData),
-		"stderr":       p.stderr.String(),
-		"stdout":       p.stdout.String(),
+		"stderr":       p.Stderr.String(),
+		"stdout":       p.Stdout.String(),
 		"tool results": strings.Join(results, "\n"),
 	}
 	for name, text := range where {
@@ -127,11 +129,11 @@ func TestSecretsNeverLeak(t *testing.T) {
 }
 
 // stopGracefully sends SIGTERM and waits for the binary to exit.
-func stopGracefully(t testing.TB, p *product) {
+func stopGracefully(t testing.TB, p *harness.Process) {
 	t.Helper()
-	_ = p.cmd.Process.Signal(os.Interrupt)
+	_ = p.Cmd.Process.Signal(os.Interrupt)
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(15 * time.Second):
 		t.Fatalf("the binary did not exit within 15s of SIGINT")
 	}

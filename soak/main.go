@@ -11,26 +11,24 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 func main() {
@@ -88,8 +86,8 @@ func run(minutes float64, nClients, nNotebooks int, bin string) error {
 	if bin == "" {
 		bin = filepath.Join(work, "jupyter-mcp-server")
 		fmt.Println("building the binary…")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build: %v\n%s", err, out)
+		if err := harness.Build(bin); err != nil {
+			return err
 		}
 	}
 	root := filepath.Join(work, "root")
@@ -97,39 +95,22 @@ func run(minutes float64, nClients, nNotebooks int, bin string) error {
 		return err
 	}
 	token := randomHex(16)
-	cmd := exec.Command(bin, "--transport", "streamable-http", "--port", "0", "--feed", "", "--root-dir", root,
-		"--log-file", filepath.Join(work, "server.log"))
-	cmd.Env = append(os.Environ(), "MCP_TOKEN="+token, "PYDEVD_DISABLE_FILE_VALIDATION=1")
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-		}
-	}()
-	endpoint, err := waitEndpoint(&stderr, exited)
+	ctx := context.Background()
+	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	proc, err := harness.ServeHTTP(sctx, bin, token, []string{"--root-dir", root, "--log-file", filepath.Join(work, "server.log")}, nil)
+	cancel()
 	if err != nil {
 		return err
 	}
-	pid := cmd.Process.Pid
+	defer proc.Stop(15 * time.Second)
+	endpoint, pid := proc.Endpoint, proc.Pid()
 	fmt.Printf("server pid %d at %s\n", pid, endpoint)
 
-	ctx := context.Background()
-	tr := &http.Transport{MaxIdleConnsPerHost: 64}
-	httpClient := &http.Client{Transport: bearer{token: token, base: tr}}
+	httpClient := harness.AuthClient(token, &http.Transport{MaxIdleConnsPerHost: 64})
 	connect := func() (*sdk.ClientSession, error) {
-		c := sdk.NewClient(&sdk.Implementation{Name: "soak", Version: "1"}, nil)
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		return c.Connect(cctx, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient}, nil)
+		return harness.ConnectHTTP(cctx, "soak", endpoint, httpClient, true)
 	}
 
 	// The notebooks and their kernels are set up before the clock starts.
@@ -153,7 +134,7 @@ func run(minutes float64, nClients, nNotebooks int, bin string) error {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "use_notebook", Arguments: map[string]any{
 			"notebook_name": nb, "notebook_path": nb + ".ipynb", "mode": mode}})
 		if err != nil || res.IsError {
-			return fmt.Errorf("client %d use_notebook: %v %s", i, err, text(res))
+			return fmt.Errorf("client %d use_notebook: %v %s", i, err, harness.Text(res))
 		}
 	}
 
@@ -185,8 +166,8 @@ loop:
 		select {
 		case <-done:
 			break loop
-		case err := <-exited:
-			return fmt.Errorf("the server exited during the load: %v\n%s", err, stderr.String())
+		case <-proc.Exited():
+			return fmt.Errorf("the server exited during the load: %v\n%s", proc.WaitErr(), proc.Stderr.String())
 		case <-sample.C:
 			peak = max(peak, rss(pid))
 		case <-tick.C:
@@ -253,7 +234,7 @@ func client(i int, cs *sdk.ClientSession, nb string, deadline time.Time, st *sta
 			st.record(tool, took, err.Error())
 			return nil
 		case res.IsError:
-			st.record(tool, took, text(res))
+			st.record(tool, took, harness.Text(res))
 			return nil
 		}
 		st.record(tool, took, "")
@@ -300,36 +281,6 @@ func client(i int, cs *sdk.ClientSession, nb string, deadline time.Time, st *sta
 			}
 		default:
 			call("clear_cell_output", map[string]any{"notebook_name": nb, "cell_id": mine[rng.IntN(len(mine))]})
-		}
-	}
-}
-
-func text(res *sdk.CallToolResult) string {
-	if res == nil {
-		return ""
-	}
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-func waitEndpoint(stderr *lockedBuffer, exited <-chan error) (string, error) {
-	deadline := time.After(90 * time.Second)
-	for {
-		if out := stderr.String(); strings.Contains(out, "MCP endpoint: ") {
-			line := out[strings.Index(out, "MCP endpoint: ")+len("MCP endpoint: "):]
-			return strings.TrimSpace(strings.SplitN(line, "\n", 2)[0]), nil
-		}
-		select {
-		case err := <-exited:
-			return "", fmt.Errorf("the server exited at start (%v):\n%s", err, stderr.String())
-		case <-deadline:
-			return "", errors.New("the server never printed its endpoint:\n" + stderr.String())
-		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
@@ -403,32 +354,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
