@@ -29,48 +29,44 @@ func cellInfo(i int, c *notebook.Cell) CellInfo {
 }
 
 // checkIndex checks a cell index against the notebook.
-func checkIndex(nb *notebook.Notebook, name string, i int) error {
+func checkIndex(nb *notebook.Notebook, name string, i int, role CellRole) error {
 	n := len(nb.Cells)
 	if i >= 0 && i < n {
 		return nil
 	}
-	if n == 0 {
-		return Userf("cell index %d is out of range: notebook %q has no cells", i, name)
-	}
-	return Userf("cell index %d is out of range: notebook %q has %d cells (valid indices 0-%d)", i, name, n, n-1)
+	return &CellIndexError{Notebook: name, Index: i, Count: n, Role: role}
 }
 
 // findCell returns the index of the cell with id, or an error naming it.
-func findCell(nb *notebook.Notebook, name, id string) (int, error) {
+func findCell(nb *notebook.Notebook, name, id string, role CellRole) (int, error) {
 	if i := nb.IndexOf(id); i >= 0 {
 		return i, nil
 	}
-	return -1, Userf("no cell with id %q in notebook %q; read_notebook lists the cell ids", id, name)
+	return -1, &CellIDError{Notebook: name, ID: id, Role: role}
 }
 
 // resolveCell finds the cell a ref names: by id when it has one, else by
-// index. indexArg and idArg are the tool's argument names, for the error when
-// neither is set.
-func resolveCell(nb *notebook.Notebook, name string, ref CellRef, indexArg, idArg string) (int, error) {
+// index. role says which of the call's cells the ref is, for the error.
+func resolveCell(nb *notebook.Notebook, name string, ref CellRef, role CellRole) (int, error) {
 	if ref.ID != "" {
-		return findCell(nb, name, ref.ID)
+		return findCell(nb, name, ref.ID, role)
 	}
 	if ref.Index == nil {
-		return -1, Userf("say which cell: pass %s or %s", indexArg, idArg)
+		return -1, &NoCellError{Role: role}
 	}
-	if err := checkIndex(nb, name, *ref.Index); err != nil {
+	if err := checkIndex(nb, name, *ref.Index, role); err != nil {
 		return -1, err
 	}
 	return *ref.Index, nil
 }
 
-// validCellType checks an insert_cell cell_type.
+// validCellType checks the type of a cell to insert.
 func validCellType(t string) error {
 	switch t {
 	case notebook.Code, notebook.Markdown, notebook.Raw:
 		return nil
 	}
-	return Userf("cell_type %q is not valid: use \"code\", \"markdown\" or \"raw\"", t)
+	return &CellTypeError{Type: t}
 }
 
 // ReadNotebook returns cells [start, start+limit) (limit 0 = all) and the
@@ -82,7 +78,7 @@ func (e *Engine) ReadNotebook(ctx context.Context, session, name string, start, 
 		return NotebookInfo{}, nil, err
 	}
 	if start < 0 {
-		return NotebookInfo{}, nil, Userf("start_index %d is negative: cells are numbered from 0", start)
+		return NotebookInfo{}, nil, &StartIndexError{Notebook: d.name, Start: start, Count: len(d.model().Cells)}
 	}
 	if limit < 0 {
 		return NotebookInfo{}, nil, Userf("limit %d is negative: pass 0 for all cells or a positive count", limit)
@@ -90,7 +86,7 @@ func (e *Engine) ReadNotebook(ctx context.Context, session, name string, start, 
 	nb := d.model()
 	n := len(nb.Cells)
 	if start > 0 && start >= n {
-		return NotebookInfo{}, nil, Userf("start_index %d is past the end: notebook %q has %d cells (valid start 0-%d)", start, d.name, n, max(n-1, 0))
+		return NotebookInfo{}, nil, &StartIndexError{Notebook: d.name, Start: start, Count: n}
 	}
 	end := n
 	if limit > 0 && start+limit < n {
@@ -113,7 +109,7 @@ func (e *Engine) ReadCell(ctx context.Context, session, name string, ref CellRef
 		return NotebookInfo{}, CellInfo{}, err
 	}
 	nb := d.model()
-	i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+	i, err := resolveCell(nb, d.name, ref, RoleCell)
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, err
 	}
@@ -139,7 +135,7 @@ func (e *Engine) InsertCell(ctx context.Context, session, name string, index int
 			at = n
 		}
 		if at < 0 || at > n {
-			return nil, Userf("cell index %d is out of range for an insert: notebook %q has %d cells (valid 0-%d, or -1 to append)", index, d.name, n, n)
+			return nil, &CellIndexError{Notebook: d.name, Index: index, Count: n, Insert: true}
 		}
 		c := nb.NewCell(cellType, source)
 		nb.Cells = slices.Insert(nb.Cells, at, c)
@@ -174,7 +170,7 @@ func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, 
 	}
 	var sc SourceChange
 	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+		i, err := resolveCell(nb, d.name, ref, RoleCell)
 		if err != nil {
 			return nil, err
 		}
@@ -215,14 +211,14 @@ func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref C
 		return NotebookInfo{}, SourceChange{}, err
 	}
 	if old == "" {
-		return NotebookInfo{}, SourceChange{}, Userf("old_string is empty: pass the exact text to replace (read_cell shows the source), or use overwrite_cell_source to replace the whole cell")
+		return NotebookInfo{}, SourceChange{}, &EditError{Problem: EditEmptyOld}
 	}
 	if old == new {
-		return NotebookInfo{}, SourceChange{}, Userf("old_string and new_string are the same: there is nothing to change")
+		return NotebookInfo{}, SourceChange{}, &EditError{Problem: EditSame}
 	}
 	var sc SourceChange
 	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+		i, err := resolveCell(nb, d.name, ref, RoleCell)
 		if err != nil {
 			return nil, err
 		}
@@ -230,12 +226,9 @@ func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref C
 		n := strings.Count(c.Source, old)
 		switch {
 		case n == 0:
-			if c.Source == "" {
-				return nil, Userf("old_string was not found: cell %d (id %q) is empty; use overwrite_cell_source to give it a source", i, c.ID)
-			}
-			return nil, Userf("old_string was not found in cell %d (id %q). Matching is literal, including whitespace and line breaks; read_cell shows the exact source, which begins: %q", i, c.ID, excerpt(c.Source, 200))
+			return nil, &EditError{Problem: EditNotFound, Index: i, CellID: c.ID, Source: excerpt(c.Source, 200)}
 		case n > 1 && !all:
-			return nil, Userf("old_string occurs %d times in cell %d (id %q); pass replace_all=true to replace every occurrence, or include more of the surrounding text so that it matches exactly once", n, i, c.ID)
+			return nil, &EditError{Problem: EditAmbiguous, Index: i, CellID: c.ID, Count: n}
 		}
 		var src string
 		if all {
@@ -262,7 +255,7 @@ func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices 
 		return NotebookInfo{}, nil, err
 	}
 	if len(ids) == 0 && len(indices) == 0 {
-		return NotebookInfo{}, nil, Userf("say which cells to delete: pass cell_indices or cell_ids_to_delete")
+		return NotebookInfo{}, nil, &NoCellError{Several: true}
 	}
 	var deleted []CellInfo
 	err = e.mutate(ctx, d, session, len(ids) == 0, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
@@ -270,9 +263,9 @@ func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices 
 		seen := map[int]bool{}
 		if len(ids) > 0 {
 			for _, id := range ids {
-				i, err := findCell(nb, d.name, id)
+				i, err := findCell(nb, d.name, id, RoleCell)
 				if err != nil {
-					return nil, Userf("%v; nothing was deleted", err)
+					return nil, err
 				}
 				if seen[i] {
 					return nil, Userf("cell id %q is listed twice; nothing was deleted", id)
@@ -282,8 +275,8 @@ func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices 
 			}
 		} else {
 			for _, i := range indices {
-				if err := checkIndex(nb, d.name, i); err != nil {
-					return nil, Userf("%v; nothing was deleted", err)
+				if err := checkIndex(nb, d.name, i, RoleCell); err != nil {
+					return nil, err
 				}
 				if seen[i] {
 					return nil, Userf("cell index %d is listed twice; nothing was deleted", i)
@@ -326,11 +319,11 @@ func (e *Engine) MoveCell(ctx context.Context, session, name string, src, dst Ce
 	var from int
 	err = e.mutate(ctx, d, session, src.ID == "" || dst.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
 		var err error
-		from, err = resolveCell(nb, d.name, src, "source_index", "source_cell_id")
+		from, err = resolveCell(nb, d.name, src, RoleSource)
 		if err != nil {
 			return nil, err
 		}
-		to, err := resolveCell(nb, d.name, dst, "target_index", "target_cell_id")
+		to, err := resolveCell(nb, d.name, dst, RoleTarget)
 		if err != nil {
 			return nil, err
 		}
@@ -357,7 +350,7 @@ func (e *Engine) ClearCellOutput(ctx context.Context, session, name string, ref 
 	}
 	var out CellInfo
 	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+		i, err := resolveCell(nb, d.name, ref, RoleCell)
 		if err != nil {
 			return nil, err
 		}
@@ -389,7 +382,7 @@ func (e *Engine) CellOutput(ctx context.Context, name, cellID string, index int)
 		return notebook.Output{}, err
 	}
 	nb := d.model()
-	i, err := findCell(nb, d.name, cellID)
+	i, err := findCell(nb, d.name, cellID, RoleCell)
 	if err != nil {
 		return notebook.Output{}, err
 	}

@@ -105,23 +105,23 @@ func cleanPath(p string) (string, error) {
 func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, kernelID string) (NotebookInfo, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return NotebookInfo{}, Userf("notebook_name is required: a short name of your choice to refer to this notebook in later calls")
+		return NotebookInfo{}, &RequiredError{Field: FieldNotebookName}
 	}
 	if strings.TrimSpace(nbPath) == "" {
-		return NotebookInfo{}, Userf("notebook_path is required: the notebook's path relative to the Jupyter root, e.g. \"analysis.ipynb\"")
+		return NotebookInfo{}, &RequiredError{Field: FieldNotebookPath}
 	}
 	p, err := cleanPath(nbPath)
 	if err != nil {
 		return NotebookInfo{}, err
 	}
 	if p == "" {
-		return NotebookInfo{}, Userf("notebook_path %q names the root directory, not a notebook", nbPath)
+		return NotebookInfo{}, &NotebookPathError{Path: nbPath, Root: true}
 	}
 	if mode == "" {
 		mode = modeConnect
 	}
 	if mode != modeConnect && mode != modeCreate {
-		return NotebookInfo{}, Userf("mode %q is not valid: use \"connect\" to open an existing notebook or \"create\" to make a new one", mode)
+		return NotebookInfo{}, &ModeError{Mode: mode}
 	}
 	kernelID = strings.TrimSpace(kernelID)
 	// The reference lets kernel_id name a sandbox too: a jupyter-server
@@ -139,10 +139,10 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 	if d := e.docs[name]; d != nil {
 		defer e.mu.Unlock()
 		if d.path != p {
-			return NotebookInfo{}, Userf("the name %q is already in use for %q; call unuse_notebook %q first, or choose another name for %q", name, d.path, name, p)
+			return NotebookInfo{}, &NameInUseError{Name: name, Path: d.path, Want: p}
 		}
 		if kernelID != "" && kernelID != d.kernel.id {
-			return NotebookInfo{}, Userf("notebook %q is already in use on kernel %s; to move it to kernel %s, call unuse_notebook %q and then use_notebook with that kernel_id", name, d.kernel.id, kernelID, name)
+			return NotebookInfo{}, &KernelMismatchError{Notebook: name, Kernel: d.kernel.id, Want: kernelID}
 		}
 		e.current[session] = name
 		return e.infoLocked(d, session), nil
@@ -150,7 +150,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 	for _, d := range e.docs {
 		if d.path == p {
 			e.mu.Unlock()
-			return NotebookInfo{}, Userf("%q is already in use as notebook %q; pass notebook_name %q (or call use_notebook with that name to make it current)", p, d.name, d.name)
+			return NotebookInfo{}, &PathInUseError{Path: p, Notebook: d.name}
 		}
 	}
 	client := e.client
@@ -165,7 +165,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 		if mode == modeCreate {
 			// Nothing half-done: the file we just created goes again.
 			if derr := client.Delete(context.WithoutCancel(ctx), p); derr != nil {
-				e.log.Warn("removing the notebook created for a failed use_notebook", "path", p, "err", derr)
+				e.log.Warn("removing the notebook created for a failed open", "path", p, "err", derr)
 			}
 		}
 		return NotebookInfo{}, err
@@ -177,7 +177,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 		// connect_to_jupyter switched servers while we loaded.
 		e.mu.Unlock()
 		e.releaseKernel(k)
-		return NotebookInfo{}, Userf("the Jupyter server was switched while %q was being opened; call use_notebook again", p)
+		return NotebookInfo{}, &ServerSwitchedError{Path: p}
 	}
 	e.docs[name] = d
 	e.current[session] = name
@@ -195,10 +195,10 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mode string) (*notebook.Notebook, time.Time, error) {
 	if mode == modeCreate {
 		if !strings.HasSuffix(strings.ToLower(p), ".ipynb") {
-			return nil, time.Time{}, Userf("notebook_path %q must end in .ipynb to create a notebook", p)
+			return nil, time.Time{}, &NotebookPathError{Path: p}
 		}
 		if _, err := client.Get(ctx, p, false); err == nil {
-			return nil, time.Time{}, Userf("%q already exists; pass mode \"connect\" to open it, or choose another path to create a new notebook", p)
+			return nil, time.Time{}, &NotebookExistsError{Path: p}
 		} else if !jupyter.IsNotFound(err) {
 			return nil, time.Time{}, err
 		}
@@ -219,7 +219,7 @@ func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mo
 	m, err := client.Get(ctx, p, true)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
-			return nil, time.Time{}, Userf("there is no file %q on the Jupyter server; check the path with list_files, or pass mode \"create\" to create a new notebook there", p)
+			return nil, time.Time{}, &NoFileError{Path: p}
 		}
 		var ae *jupyter.APIError
 		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
@@ -356,27 +356,24 @@ func (e *Engine) lookupLocked(session, name string) (*document, error) {
 	if name == "" {
 		name = e.current[session]
 		if name == "" {
-			return nil, Userf("notebook_name is required: this session has no current notebook; call use_notebook first%s", e.inUseLocked())
+			return nil, &NoNotebookError{InUse: e.inUseLocked()}
 		}
 	}
 	d := e.docs[name]
 	if d == nil {
-		return nil, Userf("no notebook named %q is in use; call use_notebook first%s", name, e.inUseLocked())
+		return nil, &NoNotebookError{Name: name, InUse: e.inUseLocked()}
 	}
 	return d, nil
 }
 
-// inUseLocked lists the names in use for error messages.
-func (e *Engine) inUseLocked() string {
-	if len(e.docs) == 0 {
-		return " (no notebooks are in use)"
-	}
+// inUseLocked lists the names in use, sorted, for error messages.
+func (e *Engine) inUseLocked() []string {
 	names := make([]string, 0, len(e.docs))
 	for n := range e.docs {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return " (in use: " + strings.Join(names, ", ") + ")"
+	return names
 }
 
 func (e *Engine) infoLocked(d *document, session string) NotebookInfo {
@@ -420,7 +417,7 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 		return err
 	}
 	if reloaded && byIndex {
-		return Userf("notebook %q was changed on disk by someone else and has been reloaded; cell indices may have moved, so nothing was changed. Read it again (read_notebook) and retry, or address the cell by cell_id", d.name)
+		return &NotebookReloadedError{Notebook: d.name}
 	}
 	cur := d.nb // only writers replace d.nb, and we are the writer
 	work := *cur
@@ -460,7 +457,7 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 	m, err := d.client.Get(ctx, d.path, false)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
-			return false, Userf("the file %q of notebook %q no longer exists on the Jupyter server; call unuse_notebook %q, or use_notebook with mode \"create\" to make it again", d.path, d.name, d.name)
+			return false, &NotebookFileGoneError{Notebook: d.name, Path: d.path}
 		}
 		return false, err
 	}

@@ -59,13 +59,18 @@ type UserError struct{ Msg string }
 
 func (e *UserError) Error() string { return e.Msg }
 
+// CallerCanFix marks a *UserError as a problem the caller can fix.
+func (*UserError) CallerCanFix() bool { return true }
+
 // Userf returns a *UserError.
 func Userf(format string, args ...any) error { return &UserError{Msg: fmt.Sprintf(format, args...)} }
 
-// IsUserError reports whether err is (or wraps) a *UserError.
+// IsUserError reports whether err is (or wraps) a problem the caller can
+// fix: a *UserError, one of the typed errors of errors.go, or a sandbox
+// refusal.
 func IsUserError(err error) bool {
-	var u *UserError
-	return errors.As(err, &u)
+	var u userFault
+	return errors.As(err, &u) && u.CallerCanFix()
 }
 
 // Engine is the shared core behind every MCP session and the workbench.

@@ -3,8 +3,10 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -168,6 +170,20 @@ func sources(nb *notebook.Notebook) []string {
 
 func ptr[T any](v T) *T { return &v }
 
+// wantErrorAs checks that err is (or wraps) a T that IsUserError knows, and
+// returns it.
+func wantErrorAs[T error](t *testing.T, err error) T {
+	t.Helper()
+	var target T
+	if !errors.As(err, &target) {
+		t.Fatalf("want a %T, got %T: %v", target, err, err)
+	}
+	if !IsUserError(err) {
+		t.Fatalf("%T is not a user error", target)
+	}
+	return target
+}
+
 func wantUserError(t *testing.T, err error, contains ...string) {
 	t.Helper()
 	if err == nil {
@@ -244,11 +260,13 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	// Create over an existing file, connect to a missing one.
 	f.writeBehind(t, "exists.ipynb", notebook.New())
 	_, err := e.UseNotebook(ctx, "s1", "other", f.path("exists.ipynb"), "create", kid)
-	wantUserError(t, err, "already exists", "connect")
+	wantErrorAs[*NotebookExistsError](t, err)
 	_, err = e.UseNotebook(ctx, "s1", "missing", f.path("nope.ipynb"), "connect", kid)
-	wantUserError(t, err, "no file", "create")
+	wantErrorAs[*NoFileError](t, err)
 	_, err = e.UseNotebook(ctx, "s1", "x", f.path("x.ipynb"), "open", kid)
-	wantUserError(t, err, `mode "open"`)
+	if m := wantErrorAs[*ModeError](t, err); m.Mode != "open" {
+		t.Errorf("ModeError.Mode = %q, want open", m.Mode)
+	}
 	_, err = e.UseNotebook(ctx, "s1", "x", f.path("x.ipynb"), "create", "no-such-kernel")
 	wantUserError(t, err, "no kernel with id")
 	if _, err := os.Stat(f.srv.Path(f.path("x.ipynb"))); !os.IsNotExist(err) {
@@ -256,7 +274,9 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	}
 	// The name and the path are each bound once.
 	_, err = e.UseNotebook(ctx, "s1", "nb", f.path("b.ipynb"), "create", kid)
-	wantUserError(t, err, "already in use")
+	if n := wantErrorAs[*NameInUseError](t, err); n.Name != "nb" || n.Path != f.path("a.ipynb") {
+		t.Errorf("NameInUseError = %+v", n)
+	}
 	_, err = e.UseNotebook(ctx, "s1", "nb2", f.path("a.ipynb"), "connect", kid)
 	wantUserError(t, err, `as notebook "nb"`)
 	if !bytes.Equal(before, f.file(t, "a.ipynb")) {
@@ -267,7 +287,9 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if _, err := e.Notebook("s2", ""); err == nil {
 		t.Fatal("session s2 has no current notebook, want an error")
 	} else {
-		wantUserError(t, err, "notebook_name is required", "use_notebook", "in use: nb")
+		if n := wantErrorAs[*NoNotebookError](t, err); n.Name != "" || !slices.Equal(n.InUse, []string{"nb"}) {
+			t.Errorf("NoNotebookError = %+v, want no name and [nb] in use", n)
+		}
 	}
 	if got, err := e.Notebook("s1", ""); err != nil || got.Name != "nb" {
 		t.Fatalf("Notebook(s1) = %+v, %v", got, err)

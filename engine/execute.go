@@ -115,7 +115,7 @@ func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref Cell
 		index        int
 	)
 	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		i, err := resolveCell(nb, d.name, ref, "cell_index", "cell_id")
+		i, err := resolveCell(nb, d.name, ref, RoleCell)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +171,7 @@ func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index 
 		return res.ExecResult, err
 	}
 	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
-		return ExecResult{}, Userf("the kernel died while running cell %d (id %q) of notebook %q (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell", index, cellID, d.name)
+		return ExecResult{}, &KernelDiedError{KernelID: d.kernel.id, Notebook: d.name, Index: index, CellID: cellID}
 	}
 	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
 		return ExecResult{}, fmt.Errorf("running cell %d of notebook %q: %w", index, d.name, res.err)
@@ -201,9 +201,11 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 			return ExecResult{}, err
 		}
 	} else {
+		// Without a notebook the error says there is no current notebook;
+		// the caller knows what else could name a kernel.
 		d, err := e.lookup(session, "")
 		if err != nil {
-			return ExecResult{}, Userf("execute_code needs a kernel: this session has no current notebook. Call use_notebook first, or pass kernel_id (list_kernels shows the running kernels)")
+			return ExecResult{}, err
 		}
 		k, client = d.kernel, d.client
 	}
@@ -216,7 +218,7 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 		return res.ExecResult, err
 	}
 	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
-		return ExecResult{}, Userf("kernel %s died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it", k.id)
+		return ExecResult{}, &KernelDiedError{KernelID: k.id}
 	}
 	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
 		return ExecResult{}, fmt.Errorf("running code on kernel %s: %w", k.id, res.err)
@@ -264,10 +266,11 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 		if jupyter.IsNotFound(err) {
 			// The kernel is gone: the Jupyter server restarted, or someone
 			// shut the kernel down. Its state went with it.
+			gone := &KernelGoneError{KernelID: k.id}
 			if d != nil {
-				return nil, Userf("the kernel %s of notebook %q no longer exists on the Jupyter server (the server restarted, or the kernel was shut down; its state is lost). Call restart_notebook to give the notebook a new kernel", k.id, d.name)
+				gone.Notebook = d.name
 			}
-			return nil, Userf("the kernel %s no longer exists on the Jupyter server (the server restarted, or the kernel was shut down); list_kernels shows the running ones", k.id)
+			return nil, gone
 		}
 		return nil, fmt.Errorf("sending the code to kernel %s: %w", k.id, err)
 	}

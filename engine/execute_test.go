@@ -249,7 +249,9 @@ func testExecuteCode(t *testing.T, f *fixture) {
 	e := f.e
 	// No notebook, no kernel id.
 	_, err := e.ExecuteCode(ctx, "lonely", "1", ExecOptions{})
-	wantUserError(t, err, "use_notebook", "kernel_id")
+	if n := wantErrorAs[*NoNotebookError](t, err); n.Name != "" {
+		t.Errorf("NoNotebookError = %+v, want the session's missing current notebook", n)
+	}
 	_, err = e.ExecuteCode(ctx, "lonely", "1", ExecOptions{KernelID: "no-such-kernel"})
 	wantUserError(t, err, "no kernel with id")
 
@@ -286,7 +288,9 @@ func testKernelDeath(t *testing.T, f *fixture) {
 	e := f.e
 	f.useOwnKernel(t, "s", "nb", "die.ipynb", "create")
 	_, err := e.InsertExecuteCell(ctx, "s", "", -1, "print('bye', flush=True)\nimport time; time.sleep(0.5)\nimport os; os._exit(1)", ExecOptions{Timeout: 60 * time.Second})
-	wantUserError(t, err, "kernel died while running cell 0", "restart_notebook")
+	if d := wantErrorAs[*KernelDiedError](t, err); d.Index != 0 || d.Notebook != "nb" || d.CellID == "" {
+		t.Errorf("KernelDiedError = %+v", d)
+	}
 	if got := describe(f.disk(t, "die.ipynb").Cells[0].Outputs); len(got) != 1 || got[0] != "stream:stdout:bye\n" {
 		t.Fatalf("saved outputs %q", got)
 	}

@@ -30,7 +30,7 @@ const listConcurrency = 4
 // A path naming a file lists that file. Results are sorted by path.
 func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, pattern string) ([]FileEntry, error) {
 	if maxDepth < 0 || maxDepth > maxListDepth {
-		return nil, Userf("max_depth %d is out of range: use 0 (only the entries of path) to %d", maxDepth, maxListDepth)
+		return nil, &DepthError{Depth: maxDepth, Max: maxListDepth}
 	}
 	if pattern != "" && !doublestar.ValidatePattern(pattern) {
 		return nil, Userf("pattern %q is not a valid glob (use *, **, ?, [abc] and {a,b})", pattern)
@@ -61,7 +61,7 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 		m, err := client.Get(ctx, p, false)
 		if err != nil {
 			if jupyter.IsNotFound(err) {
-				return nil, Userf("there is no file or directory %q on the Jupyter server; list_files with an empty path lists the root", p)
+				return nil, &NoFileError{Path: p}
 			}
 			return nil, err
 		}

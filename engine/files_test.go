@@ -62,7 +62,9 @@ func testListFiles(t *testing.T, f *fixture) {
 	_, err = e.ListFiles(ctx, f.path("nope"), 1, "")
 	wantUserError(t, err, `"`+f.path("nope")+`"`)
 	_, err = e.ListFiles(ctx, f.dir, 4, "")
-	wantUserError(t, err, "max_depth 4")
+	if d := wantErrorAs[*DepthError](t, err); d.Depth != 4 || d.Max != 3 {
+		t.Errorf("DepthError = %+v", d)
+	}
 	_, err = e.ListFiles(ctx, f.dir, 1, "[")
 	wantUserError(t, err, "not a valid glob")
 }

@@ -78,15 +78,13 @@ func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, ke
 
 // unknownKernel is the error for a kernel id the server does not know.
 func (e *Engine) unknownKernel(ctx context.Context, client *jupyter.Client, id string) error {
-	running := "none"
-	if ks, err := client.ListKernels(ctx); err == nil && len(ks) > 0 {
-		ids := make([]string, len(ks))
-		for i, k := range ks {
-			ids[i] = k.ID
+	var running []string
+	if ks, err := client.ListKernels(ctx); err == nil {
+		for _, k := range ks {
+			running = append(running, k.ID)
 		}
-		running = strings.Join(ids, ", ")
 	}
-	return Userf("there is no kernel with id %q on the Jupyter server (running kernels: %s); list_kernels shows them", id, running)
+	return &UnknownKernelError{KernelID: id, Running: running}
 }
 
 // acquireKernel returns the shared channel to kernel id, opening it when no
@@ -308,7 +306,7 @@ func waitKernelReady(ctx context.Context, conn *jupyter.KernelConn) error {
 // InterruptKernel interrupts a kernel (a human action from the workbench).
 func (e *Engine) InterruptKernel(ctx context.Context, kernelID string) error {
 	if kernelID == "" {
-		return Userf("kernel_id is required: list_kernels shows the running kernels")
+		return &RequiredError{Field: FieldKernelID}
 	}
 	client := e.jupyterClient()
 	if err := client.InterruptKernel(ctx, kernelID); err != nil {
@@ -331,7 +329,7 @@ func (e *Engine) InterruptKernel(ctx context.Context, kernelID string) error {
 func (e *Engine) ConnectJupyter(ctx context.Context, url, token string) error {
 	url = strings.TrimSpace(url)
 	if url == "" {
-		return Userf("jupyter_url is required, e.g. \"http://localhost:8888\"")
+		return &RequiredError{Field: FieldJupyterURL}
 	}
 	client, err := jupyter.NewClient(url, token, jupyter.Options{})
 	if err != nil {

@@ -139,17 +139,14 @@ func (en *sandboxEntry) info(active bool) SandboxInfo {
 	}
 }
 
-// namesLocked lists the sandbox names for error messages.
-func (r *sandboxRegistry) namesLocked() string {
-	if len(r.byName) == 0 {
-		return "no sandbox is launched (launch_sandbox starts one)"
-	}
+// namesLocked lists the sandbox names, sorted, for error messages.
+func (r *sandboxRegistry) namesLocked() []string {
 	names := make([]string, 0, len(r.byName))
 	for n := range r.byName {
-		names = append(names, strconv.Quote(n))
+		names = append(names, n)
 	}
 	sort.Strings(names)
-	return "the launched sandboxes are " + strings.Join(names, ", ")
+	return names
 }
 
 func newSandboxID() string {
@@ -164,7 +161,7 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	r := e.sandboxes
 	name := strings.TrimSpace(spec.Name)
 	if name == "" {
-		return SandboxInfo{}, Userf("sandbox_name is required: name the sandbox, then use that name with use_sandbox, list_sandboxes and terminate_sandbox")
+		return SandboxInfo{}, &RequiredError{Field: FieldSandboxName}
 	}
 	variant := sandbox.Normalize(spec.Variant)
 	if variant == "" {
@@ -175,7 +172,7 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 		EnvironmentVersion: strings.TrimSpace(spec.EnvironmentVersion),
 		SnapshotName:       strings.TrimSpace(spec.SnapshotName),
 	}); err != nil {
-		return SandboxInfo{}, Userf("%s", err.Error())
+		return SandboxInfo{}, err
 	}
 	timeout := spec.Timeout
 	switch {
@@ -195,10 +192,10 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	case r.byName[name] != nil:
 		en := r.byName[name]
 		r.mu.Unlock()
-		return SandboxInfo{}, Userf("a sandbox named %q is already launched (%s, %s); pick another sandbox_name, or terminate_sandbox %q first", name, en.variant, en.id, name)
+		return SandboxInfo{}, &SandboxExistsError{Name: name, Variant: en.variant, ID: en.id}
 	case r.pending[name]:
 		r.mu.Unlock()
-		return SandboxInfo{}, Userf("a sandbox named %q is being launched right now; pick another sandbox_name", name)
+		return SandboxInfo{}, &SandboxExistsError{Name: name, Launching: true}
 	}
 	r.pending[name] = true
 	r.mu.Unlock()
@@ -229,8 +226,8 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 		err = fmt.Errorf("sandbox variant %q has no launcher", variant)
 	}
 	if err != nil {
-		if sandbox.IsRefusal(err) || IsUserError(err) {
-			return SandboxInfo{}, Userf("%s", err.Error())
+		if IsUserError(err) {
+			return SandboxInfo{}, err
 		}
 		return SandboxInfo{}, fmt.Errorf("launching the %s sandbox %q: %w", variant, name, err)
 	}
@@ -258,17 +255,17 @@ func (r *sandboxRegistry) launchJupyter(ctx context.Context, spec SandboxSpec, o
 	if u := strings.TrimSpace(spec.ServerURL); u != "" {
 		c, err := jupyter.NewClient(u, spec.Token, jupyter.Options{})
 		if err != nil {
-			return nil, Userf("server_url: %v", err)
+			return nil, &SandboxServerError{Err: err}
 		}
 		if _, err := c.Status(ctx); err != nil {
-			return nil, Userf("cannot use the Jupyter server at server_url for the sandbox: %v", err)
+			return nil, &SandboxServerError{Err: err}
 		}
 		client = c
 	} else if r.client != nil {
 		client = r.client()
 	}
 	if client == nil {
-		return nil, Userf("the jupyter-server variant needs a Jupyter server: none is connected; pass server_url (and token), or use the eval variant")
+		return nil, &SandboxServerError{}
 	}
 	return sandbox.LaunchJupyter(ctx, sandbox.JupyterOptions{
 		Client:     client,
@@ -292,10 +289,10 @@ func (e *Engine) UseSandbox(session, name string) (string, error) {
 	}
 	en := r.byName[name]
 	if en == nil {
-		return "", Userf("no sandbox is named %q: %s; pass an empty sandbox_name to go back to Jupyter kernels", name, r.namesLocked())
+		return "", &UnknownSandboxError{Name: name, Names: r.namesLocked()}
 	}
 	if st := en.sb.State(); st == sandbox.StateFailed {
-		return "", Userf("sandbox %q has failed (its %s died) and cannot run code; terminate_sandbox it and launch a new one", name, deadPart(en.variant))
+		return "", &SandboxDownError{Name: name, Variant: en.variant, Failed: true}
 	}
 	r.active[session] = name
 	return name, nil
@@ -341,7 +338,7 @@ func (e *Engine) TerminateSandbox(ctx context.Context, name string) error {
 	en := r.byName[name]
 	if en == nil {
 		defer r.mu.Unlock()
-		return Userf("no sandbox is named %q: %s", name, r.namesLocked())
+		return &UnknownSandboxError{Name: name, Names: r.namesLocked()}
 	}
 	delete(r.byName, name)
 	for s, n := range r.active {
@@ -473,7 +470,7 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 		r.publish(Event{Type: EvExecFinished, Exec: execEvent(ExecEvent{Status: "aborted", Elapsed: time.Since(started)})})
 		switch {
 		case errors.Is(err, sandbox.ErrNotRunning):
-			return ExecResult{}, true, Userf("sandbox %q is %s and cannot run code; terminate_sandbox it and launch a new one, or call use_sandbox with an empty name to go back to Jupyter kernels", name, en.sb.State())
+			return ExecResult{}, true, &SandboxDownError{Name: name, Variant: en.variant, State: en.sb.State()}
 		case ctx.Err() != nil:
 			return ExecResult{}, true, fmt.Errorf("the execution on sandbox %q was cancelled before it started: %w", name, context.Cause(ctx))
 		}
@@ -522,7 +519,7 @@ func (r *sandboxRegistry) notebookKernel(ref, serverURL string) (kernelID string
 		si := en.sb.Info()
 		switch {
 		case en.variant != sandbox.JupyterServer || si.KernelID == "":
-			return "", true, Userf("sandbox %q (variant %s) cannot host a notebook: only a jupyter-server sandbox is a Jupyter kernel a notebook can attach to; use use_sandbox to route execute_code to it instead", en.name, en.variant)
+			return "", true, &SandboxNotKernelError{Name: en.name, Variant: en.variant}
 		case strings.TrimRight(si.URL, "/") != strings.TrimRight(serverURL, "/"):
 			return "", true, Userf("sandbox %q runs its kernel on %s, not on the connected Jupyter server (%s), where the notebook lives; a notebook can only attach to a kernel on its own server", en.name, si.URL, serverURL)
 		}

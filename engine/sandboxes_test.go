@@ -109,12 +109,12 @@ func TestLaunchSandboxRefusals(t *testing.T) {
 		spec     SandboxSpec
 		want     []string
 	}{
-		{name: "no name", spec: SandboxSpec{Variant: "eval"}, want: []string{"sandbox_name is required"}},
-		{name: "blank name", spec: SandboxSpec{Name: "  "}, want: []string{"sandbox_name is required"}},
+		{name: "no name", spec: SandboxSpec{Variant: "eval"}, want: []string{"a sandbox name is required"}},
+		{name: "blank name", spec: SandboxSpec{Name: "  "}, want: []string{"a sandbox name is required"}},
 		{name: "unknown variant", spec: SandboxSpec{Name: "s", Variant: "podman"},
 			want: []string{`unknown sandbox variant "podman"`, "cloudflare", "google-colab", "monty", "this build can launch eval and jupyter-server"}},
 		{name: "gpu on eval", spec: SandboxSpec{Name: "s", Variant: "eval", GPU: "T4"},
-			want: []string{"eval variant has no GPU", `gpu="T4" is refused`, "coreweave, datalayer, daytona, kaggle, modal"}},
+			want: []string{"eval variant has no GPU", `the GPU "T4" is refused`, "coreweave, datalayer, daytona, kaggle, modal"}},
 		{name: "gpu on jupyter-server", spec: SandboxSpec{Name: "s", Variant: "jupyter-server", GPU: "A100"}, want: []string{"jupyter-server variant has no GPU"}},
 		{name: "gpu on docker", spec: SandboxSpec{Name: "s", Variant: "docker", GPU: "T4"}, want: []string{"docker variant has no GPU"}},
 		{name: "gpu on e2b", spec: SandboxSpec{Name: "s", Variant: "e2b", GPU: "T4"}, want: []string{"e2b variant has no GPU"}},
@@ -127,7 +127,7 @@ func TestLaunchSandboxRefusals(t *testing.T) {
 		{name: "gpu on coreweave", spec: SandboxSpec{Name: "s", Variant: "coreweave", GPU: "H100"}, want: []string{"coreweave variant needs", launchable}},
 		{name: "gpu on kaggle", spec: SandboxSpec{Name: "s", Variant: "kaggle", GPU: "T4"}, want: []string{"kaggle variant needs", launchable}},
 		{name: "environment_version on eval", spec: SandboxSpec{Name: "s", Variant: "eval", EnvironmentVersion: "3"},
-			want: []string{"only the datalayer variant has environment versions", `environment_version="3" is refused for eval`}},
+			want: []string{"only the datalayer variant has environment versions", `the environment version "3" is refused for eval`}},
 		{name: "environment_version on modal", spec: SandboxSpec{Name: "s", Variant: "modal", EnvironmentVersion: "v-uid"}, want: []string{"refused for modal"}},
 		{name: "snapshot_name on jupyter-server", spec: SandboxSpec{Name: "s", Variant: "jupyter-server", SnapshotName: "snap"},
 			want: []string{"only the datalayer variant has snapshots", "refused for jupyter-server"}},
@@ -150,7 +150,7 @@ func TestLaunchSandboxRefusals(t *testing.T) {
 		{name: "sub-second timeout", spec: SandboxSpec{Name: "s", Variant: "eval", Timeout: 500 * time.Millisecond}, want: []string{"timeout must be at least 1 second"}},
 		{name: "timeout above the maximum", spec: SandboxSpec{Name: "s", Variant: "eval", Timeout: 2 * time.Hour}, want: []string{"above this server's longest execution timeout", "at most 3600"}},
 		{name: "jupyter-server without a server", noClient: true, spec: SandboxSpec{Name: "s", Variant: "jupyter-server"},
-			want: []string{"needs a Jupyter server", "server_url"}},
+			want: []string{"needs a Jupyter server", "none is connected"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -60,7 +60,7 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 			if !engine.IsUserError(err) {
 				s.log.Warn("tool failed", "tool", d.name, "err", redact(err.Error()))
 			}
-			return errorResult(err), nil, nil
+			return errorResult(d.name, err), nil, nil
 		}
 		return s.toResult(d, c, a), nil, nil
 	}

@@ -34,7 +34,7 @@ func (s *Server) jupyterCite(ctx context.Context, req *sdk.GetPromptRequest) (*s
 	nb, cells, err := s.e.ReadNotebook(ctx, s.sessionID(req.Session), args["notebook_name"], 0, 0)
 	if err != nil {
 		if engine.IsUserError(err) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: agentText("", err)}
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "reading the notebook failed: " + redact(err.Error())}
 	}

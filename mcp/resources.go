@@ -123,7 +123,7 @@ func parseNotebookURI(uri string) (notebookURI, error) {
 // engine's message; anything else is an internal error without secrets.
 func resourceError(uri string, err error) error {
 	if engine.IsUserError(err) {
-		return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: err.Error(), Data: json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri))}
+		return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: agentText("", err), Data: json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri))}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "reading " + uri + " failed: " + redact(err.Error())}
 }

@@ -447,16 +447,17 @@ func redact(text string) string {
 	return secretPattern.ReplaceAllString(redactURLs(text), "${1}[redacted]")
 }
 
-// errorResult is the result of a call that failed. A *engine.UserError is
-// the agent's to fix and its message says how; anything else is a failure of
+// errorResult is the result of a call to tool that failed. A user error
+// (engine.IsUserError) is the agent's to fix and agentText says how;
+// anything else is a failure of
 // this server or of Jupyter, said as such (the agent should not retry with
 // different arguments), with any token removed.
-func errorResult(err error) *sdk.CallToolResult {
+func errorResult(tool string, err error) *sdk.CallToolResult {
 	var text string
 	if engine.IsUserError(err) {
 		// A user error may quote a URL the agent gave (with its token):
 		// only URL secrets are removed, since the rest may quote code.
-		text = redactURLs(err.Error())
+		text = redactURLs(agentText(tool, err))
 	} else {
 		text = "Server error (Jupyter or this MCP server failed, not your arguments): " + redact(err.Error())
 	}

@@ -256,15 +256,15 @@ func TestMetaCacheHintsOnlyOnListings(t *testing.T) {
 
 func TestErrorResults(t *testing.T) {
 	t.Parallel()
-	res := errorResult(engine.Userf("Cell index 9 is out of range. Notebook has 3 cells."))
+	res := errorResult("read_cell", engine.Userf("Cell index 9 is out of range. Notebook has 3 cells."))
 	if !res.IsError || res.Content[0].(*sdk.TextContent).Text != "Cell index 9 is out of range. Notebook has 3 cells." {
 		t.Errorf("user error result = %#v", res.Content[0])
 	}
-	res = errorResult(io.ErrUnexpectedEOF)
+	res = errorResult("read_cell", io.ErrUnexpectedEOF)
 	if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, "Server error") {
 		t.Errorf("server error result = %q", text)
 	}
-	leak := errorResult(errTest("GET http://h:8888/api/kernels?token=s3cret&x=1: Authorization: token s3cret2 refused"))
+	leak := errorResult("list_kernels", errTest("GET http://h:8888/api/kernels?token=s3cret&x=1: Authorization: token s3cret2 refused"))
 	if text := leak.Content[0].(*sdk.TextContent).Text; strings.Contains(text, "s3cret") {
 		t.Errorf("token leaked: %q", text)
 	}

@@ -72,7 +72,7 @@ func LaunchJupyter(ctx context.Context, opts JupyterOptions) (*JupyterSandbox, e
 		k, err = c.GetKernel(ctx, opts.KernelID)
 		if err != nil {
 			if jupyter.IsNotFound(err) {
-				return nil, refusef("there is no kernel %s on the Jupyter server at %s; leave kernel_id unset to start a new one", opts.KernelID, c.BaseURL())
+				return nil, &NoKernelError{KernelID: opts.KernelID, Server: c.BaseURL()}
 			}
 			return nil, err
 		}

@@ -91,11 +91,61 @@ type Refusal struct{ Msg string }
 
 func (r *Refusal) Error() string { return r.Msg }
 
-// IsRefusal reports whether err is a *Refusal.
+// CallerCanFix marks a refusal as a problem the caller can fix.
+func (*Refusal) CallerCanFix() bool { return true }
+
+// IsRefusal reports whether err is a refusal: a *Refusal or one of the
+// typed refusals (*ArgRefusedError, *NoKernelError).
 func IsRefusal(err error) bool {
-	var r *Refusal
-	return errors.As(err, &r)
+	var r interface{ CallerCanFix() bool }
+	return errors.As(err, &r) && r.CallerCanFix()
 }
+
+// Arg is a launch argument some variants refuse.
+type Arg int
+
+// The launch arguments only some variants take.
+const (
+	ArgGPU Arg = iota
+	ArgEnvironmentVersion
+	ArgSnapshot
+)
+
+// ArgRefusedError: the variant does not take Arg (given as Value). Takers
+// lists the variants that do.
+type ArgRefusedError struct {
+	Variant string
+	Arg     Arg
+	Value   string
+	Takers  []string
+}
+
+func (e *ArgRefusedError) Error() string {
+	switch e.Arg {
+	case ArgGPU:
+		return fmt.Sprintf("the %s variant has no GPU, so the GPU %q is refused rather than run on a CPU: only %s have one",
+			e.Variant, e.Value, strings.Join(e.Takers, ", "))
+	case ArgEnvironmentVersion:
+		return fmt.Sprintf("only the datalayer variant has environment versions, so the environment version %q is refused for %s",
+			e.Value, e.Variant)
+	}
+	return fmt.Sprintf("only the datalayer variant has snapshots, so the snapshot %q is refused for %s rather than started empty",
+		e.Value, e.Variant)
+}
+
+// CallerCanFix marks the refusal as a problem the caller can fix.
+func (*ArgRefusedError) CallerCanFix() bool { return true }
+
+// NoKernelError: a sandbox was to use an existing kernel the Jupyter server
+// at Server does not have.
+type NoKernelError struct{ KernelID, Server string }
+
+func (e *NoKernelError) Error() string {
+	return fmt.Sprintf("there is no kernel %s on the Jupyter server at %s", e.KernelID, e.Server)
+}
+
+// CallerCanFix marks the refusal as a problem the caller can fix.
+func (*NoKernelError) CallerCanFix() bool { return true }
 
 func refusef(format string, args ...any) error {
 	return &Refusal{Msg: fmt.Sprintf(format, args...)}
@@ -121,9 +171,9 @@ var variants = map[string]variant{
 	"coreweave":   {gpu: true, needs: "CoreWeave cloud credentials and network access to CoreWeave"},
 	"cloudflare":  {needs: "a Cloudflare account (API token) with a deployed Cloudflare Sandbox worker reachable over the network"},
 	"google-colab": {
-		needs: "a running Google Colab runtime with the code-sandbox proxy (server_url, kernel_id, proxy_token) reachable over the network"},
+		needs: "a running Google Colab runtime with the code-sandbox proxy (its server URL, kernel id and proxy token) reachable over the network"},
 	"kaggle": {gpu: true,
-		needs: "a Kaggle notebook session with the code-sandbox proxy (server_url or channels_url) and a Kaggle API token (token or KAGGLE_API_TOKEN)"},
+		needs: "a Kaggle notebook session with the code-sandbox proxy (its server or channels URL) and a Kaggle API token (given, or KAGGLE_API_TOKEN)"},
 	"monty": {needs: "the Monty sandboxed Python interpreter (pydantic-monty), which this build does not include"},
 }
 
@@ -177,7 +227,7 @@ func Normalize(v string) string { return strings.ToLower(strings.TrimSpace(v)) }
 // the variant must be one it names; gpu only for the variants that have
 // one; environment_version and snapshot_name only for datalayer; and the
 // variant must be one this build can launch. The first rule broken is
-// returned as a *Refusal.
+// returned as a *Refusal or an *ArgRefusedError.
 func Check(name string, a Args) error {
 	v, ok := variants[name]
 	if !ok {
@@ -185,16 +235,13 @@ func Check(name string, a Args) error {
 			name, strings.Join(Known(), ", "), strings.Join(Launchable(), " and "))
 	}
 	if a.GPU != "" && !v.gpu {
-		return refusef("the %s variant has no GPU, so gpu=%q is refused rather than run on a CPU: only %s take a gpu; leave gpu unset for %s",
-			name, a.GPU, strings.Join(GPUVariants(), ", "), name)
+		return &ArgRefusedError{Variant: name, Arg: ArgGPU, Value: a.GPU, Takers: GPUVariants()}
 	}
 	if a.EnvironmentVersion != "" && name != "datalayer" {
-		return refusef("only the datalayer variant has environment versions, so environment_version=%q is refused for %s; leave it unset",
-			a.EnvironmentVersion, name)
+		return &ArgRefusedError{Variant: name, Arg: ArgEnvironmentVersion, Value: a.EnvironmentVersion, Takers: []string{"datalayer"}}
 	}
 	if a.SnapshotName != "" && name != "datalayer" {
-		return refusef("only the datalayer variant has snapshots, so snapshot_name=%q is refused for %s rather than started empty; leave it unset",
-			a.SnapshotName, name)
+		return &ArgRefusedError{Variant: name, Arg: ArgSnapshot, Value: a.SnapshotName, Takers: []string{"datalayer"}}
 	}
 	if v.needs != "" {
 		return refusef("the %s variant needs %s, which this build does not provide; it can launch the %s variants",
