@@ -164,7 +164,7 @@ func testBadInputs(t *testing.T, f *fixture) {
 		{"read no ref", func() error {
 			_, _, err := e.ReadCell(ctx, "s", "", CellRef{})
 			return err
-		}, []string{"cell_index", "cell_id"}},
+		}, []string{"no cell was named"}},
 		{"read unknown id", func() error {
 			_, _, err := e.ReadCell(ctx, "s", "", CellRef{ID: "abc", Index: ptr(0)})
 			return err
