@@ -51,10 +51,10 @@ const (
 	CapImages            = "outputs.images"
 )
 
-// UserError is a problem the caller can fix (bad index, unknown id, unknown
-// notebook...). Its message says what was wrong and what to do. MCP turns it
-// into a tool result with isError; any other error is an infrastructure
-// failure.
+// UserError is a problem the caller can fix that has no type of its own in
+// errors.go (those carry the facts for mcp/ to word). Its message says what
+// was wrong, naming no tool or argument. MCP turns it into a tool result
+// with isError; an error that is no user error is an infrastructure failure.
 type UserError struct{ Msg string }
 
 func (e *UserError) Error() string { return e.Msg }

@@ -103,8 +103,8 @@ func (e *Engine) timeout(t time.Duration) time.Duration {
 // StillRunning set, and the outputs keep being collected into the notebook
 // until the run ends. When ctx is cancelled, the kernel is interrupted and
 // the partial result (Status "aborted") comes back with an error wrapping
-// ctx.Err(). A dead kernel is a *UserError, unless kernel.auto-restart is on:
-// then the kernel is restarted and the result has KernelRestarted set.
+// ctx.Err(). A dead kernel is a *KernelDiedError, unless kernel.auto-restart
+// is on: then the kernel is restarted and the result has KernelRestarted set.
 func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref CellRef, opts ExecOptions) (ExecResult, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {

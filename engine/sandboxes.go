@@ -156,7 +156,7 @@ func newSandboxID() string {
 }
 
 // LaunchSandbox launches a sandbox. Refusals (unknown or unavailable variant,
-// arguments a variant does not take, a duplicate name) are *UserError.
+// arguments a variant does not take, a duplicate name) are user errors.
 func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec SandboxSpec) (SandboxInfo, error) {
 	r := e.sandboxes
 	name := strings.TrimSpace(spec.Name)
