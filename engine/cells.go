@@ -81,7 +81,7 @@ func (e *Engine) ReadNotebook(ctx context.Context, session, name string, start, 
 		return NotebookInfo{}, nil, &StartIndexError{Notebook: d.name, Start: start, Count: len(d.model().Cells)}
 	}
 	if limit < 0 {
-		return NotebookInfo{}, nil, Userf("limit %d is negative: pass 0 for all cells or a positive count", limit)
+		return NotebookInfo{}, nil, &LimitError{Limit: limit}
 	}
 	nb := d.model()
 	n := len(nb.Cells)

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The engine's errors carry facts (which notebook, which index, the valid
@@ -425,6 +426,37 @@ func (e *SandboxNotKernelError) Error() string {
 }
 
 func (*SandboxNotKernelError) CallerCanFix() bool { return true }
+
+// LimitError: a negative count of items to return.
+type LimitError struct{ Limit int }
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("a limit of %d is negative: 0 means all, or give a positive count", e.Limit)
+}
+
+func (*LimitError) CallerCanFix() bool { return true }
+
+// PatternError: a file name pattern that is not a valid glob.
+type PatternError struct{ Pattern string }
+
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("the pattern %q is not a valid glob (use *, **, ?, [abc] and {a,b})", e.Pattern)
+}
+
+func (*PatternError) CallerCanFix() bool { return true }
+
+// SandboxTimeoutError: a sandbox's default execution timeout below one
+// second, or above Max (this server's longest).
+type SandboxTimeoutError struct{ Timeout, Max time.Duration }
+
+func (e *SandboxTimeoutError) Error() string {
+	if e.Timeout < time.Second {
+		return fmt.Sprintf("a sandbox's default execution timeout must be at least 1 second; got %s", e.Timeout)
+	}
+	return fmt.Sprintf("the execution timeout %s is above this server's longest, %s", e.Timeout, e.Max)
+}
+
+func (*SandboxTimeoutError) CallerCanFix() bool { return true }
 
 // SandboxServerError: the Jupyter server named for a jupyter-server sandbox
 // is unusable (Err says why), or none was named and none is connected (Err

@@ -33,7 +33,7 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 		return nil, &DepthError{Depth: maxDepth, Max: maxListDepth}
 	}
 	if pattern != "" && !doublestar.ValidatePattern(pattern) {
-		return nil, Userf("pattern %q is not a valid glob (use *, **, ?, [abc] and {a,b})", pattern)
+		return nil, &PatternError{Pattern: pattern}
 	}
 	p, err := cleanPath(dir)
 	if err != nil {

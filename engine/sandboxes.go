@@ -179,9 +179,9 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	case timeout == 0:
 		timeout = defaultSandboxTimeout
 	case timeout < time.Second:
-		return SandboxInfo{}, Userf("timeout must be at least 1 second (it is the sandbox's default execution timeout); got %s", timeout)
+		return SandboxInfo{}, &SandboxTimeoutError{Timeout: timeout}
 	case r.maxTimeout > 0 && timeout > r.maxTimeout:
-		return SandboxInfo{}, Userf("timeout %s is above this server's longest execution timeout, %s; pass at most %d", timeout, r.maxTimeout, int(r.maxTimeout/time.Second))
+		return SandboxInfo{}, &SandboxTimeoutError{Timeout: timeout, Max: r.maxTimeout}
 	}
 
 	r.mu.Lock()

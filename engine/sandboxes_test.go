@@ -146,9 +146,9 @@ func TestLaunchSandboxRefusals(t *testing.T) {
 		{name: "monty", spec: SandboxSpec{Name: "s", Variant: "monty"}, want: []string{"Monty", launchable}},
 		{name: "variant case and spaces", spec: SandboxSpec{Name: "s", Variant: " Docker "}, want: []string{"docker variant needs"}},
 		{name: "default from SANDBOX_VARIANT", dflt: "e2b", spec: SandboxSpec{Name: "s"}, want: []string{"e2b variant needs", launchable}},
-		{name: "negative timeout", spec: SandboxSpec{Name: "s", Variant: "eval", Timeout: -time.Second}, want: []string{"timeout must be at least 1 second"}},
-		{name: "sub-second timeout", spec: SandboxSpec{Name: "s", Variant: "eval", Timeout: 500 * time.Millisecond}, want: []string{"timeout must be at least 1 second"}},
-		{name: "timeout above the maximum", spec: SandboxSpec{Name: "s", Variant: "eval", Timeout: 2 * time.Hour}, want: []string{"above this server's longest execution timeout", "at most 3600"}},
+		{name: "negative timeout", spec: SandboxSpec{Name: "s", Variant: "eval", Timeout: -time.Second}, want: []string{"timeout must be at least 1 second", "got -1s"}},
+		{name: "sub-second timeout", spec: SandboxSpec{Name: "s", Variant: "eval", Timeout: 500 * time.Millisecond}, want: []string{"timeout must be at least 1 second", "got 500ms"}},
+		{name: "timeout above the maximum", spec: SandboxSpec{Name: "s", Variant: "eval", Timeout: 2 * time.Hour}, want: []string{"2h0m0s is above this server's longest, 1h0m0s"}},
 		{name: "jupyter-server without a server", noClient: true, spec: SandboxSpec{Name: "s", Variant: "jupyter-server"},
 			want: []string{"needs a Jupyter server", "none is connected"}},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/sandbox"
@@ -149,6 +150,9 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 	if e, ok := as[*engine.NotebookFileGoneError](err); ok {
 		return fmt.Sprintf(`%s; call unuse_notebook %q, or use_notebook with mode "create" to make it again`, e.Error(), e.Notebook), true
 	}
+	if e, ok := as[*engine.PatternError](err); ok {
+		return fmt.Sprintf("pattern %q is not a valid glob (use *, **, ?, [abc] and {a,b})", e.Pattern), true
+	}
 	if e, ok := as[*engine.DepthError](err); ok {
 		return fmt.Sprintf("max_depth %d is out of range: use 0 (only the entries of path) to %d", e.Depth, e.Max), true
 	}
@@ -228,6 +232,9 @@ func wordCellErrors(tool string, err error) (string, bool) {
 	}
 	if e, ok := as[*engine.CellTypeError](err); ok {
 		return fmt.Sprintf(`cell_type %q is not valid: use "code", "markdown" or "raw"`, e.Type), true
+	}
+	if e, ok := as[*engine.LimitError](err); ok {
+		return fmt.Sprintf("limit %d is negative: pass 0 for all cells or a positive count", e.Limit), true
 	}
 	if e, ok := as[*engine.StartIndexError](err); ok {
 		if e.Start < 0 {
@@ -320,6 +327,15 @@ func wordSandboxErrors(tool string, err error) (string, bool) {
 			return fmt.Sprintf("only the datalayer variant has environment versions, so environment_version=%q is refused for %s; leave it unset", e.Value, e.Variant), true
 		}
 		return fmt.Sprintf("only the datalayer variant has snapshots, so snapshot_name=%q is refused for %s rather than started empty; leave it unset", e.Value, e.Variant), true
+	}
+	if e, ok := as[*engine.SandboxTimeoutError](err); ok {
+		if e.Timeout < time.Second {
+			return fmt.Sprintf("timeout must be at least 1 second (it is the sandbox's default execution timeout); got %s", e.Timeout), true
+		}
+		return fmt.Sprintf("timeout %s is above this server's longest execution timeout, %s; pass at most %d", e.Timeout, e.Max, int(e.Max/time.Second)), true
+	}
+	if e, ok := as[*sandbox.NoKernelSpecError](err); ok {
+		return fmt.Sprintf("the Jupyter server at %s has no kernel spec %q (for the jupyter-server variant, environment names the kernel spec); its kernel specs are %s", e.Server, e.Spec, e.Quoted()), true
 	}
 	if e, ok := as[*sandbox.NoKernelError](err); ok {
 		return e.Error() + "; leave kernel_id unset to start a new one", true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/sandbox"
@@ -73,6 +74,8 @@ func TestAgentText(t *testing.T) {
 		{"delete_cell", &engine.NotebookReloadedError{Notebook: "nb"}, `notebook "nb" was changed on disk by someone else and has been reloaded; cell indices may have moved, so nothing was changed. Read it again (read_notebook) and retry, or address the cell by cell_ids_to_delete`},
 		{"insert_cell", &engine.NotebookReloadedError{Notebook: "nb"}, `notebook "nb" was changed on disk by someone else and has been reloaded; cell indices may have moved, so nothing was changed. Read it again (read_notebook) and retry`},
 		{"read_cell", &engine.NotebookFileGoneError{Notebook: "nb", Path: "a.ipynb"}, `the file "a.ipynb" of notebook "nb" no longer exists on the Jupyter server; call unuse_notebook "nb", or use_notebook with mode "create" to make it again`},
+		{"list_files", &engine.PatternError{Pattern: "[a"}, `pattern "[a" is not a valid glob (use *, **, ?, [abc] and {a,b})`},
+		{"read_notebook", &engine.LimitError{Limit: -1}, "limit -1 is negative: pass 0 for all cells or a positive count"},
 		{"list_files", &engine.DepthError{Depth: 4, Max: 3}, "max_depth 4 is out of range: use 0 (only the entries of path) to 3"},
 
 		// Kernels.
@@ -96,6 +99,9 @@ func TestAgentText(t *testing.T) {
 		{"launch_sandbox", &sandbox.ArgRefusedError{Variant: "eval", Arg: sandbox.ArgGPU, Value: "T4", Takers: []string{"kaggle", "modal"}}, `the eval variant has no GPU, so gpu="T4" is refused rather than run on a CPU: only kaggle, modal take a gpu; leave gpu unset for eval`},
 		{"launch_sandbox", &sandbox.ArgRefusedError{Variant: "eval", Arg: sandbox.ArgEnvironmentVersion, Value: "3"}, `only the datalayer variant has environment versions, so environment_version="3" is refused for eval; leave it unset`},
 		{"launch_sandbox", &sandbox.ArgRefusedError{Variant: "eval", Arg: sandbox.ArgSnapshot, Value: "s"}, `only the datalayer variant has snapshots, so snapshot_name="s" is refused for eval rather than started empty; leave it unset`},
+		{"launch_sandbox", &engine.SandboxTimeoutError{Timeout: 500 * time.Millisecond}, "timeout must be at least 1 second (it is the sandbox's default execution timeout); got 500ms"},
+		{"launch_sandbox", &engine.SandboxTimeoutError{Timeout: 2 * time.Hour, Max: time.Hour}, "timeout 2h0m0s is above this server's longest execution timeout, 1h0m0s; pass at most 3600"},
+		{"launch_sandbox", &sandbox.NoKernelSpecError{Server: "http://h/", Spec: "cobol", Specs: []string{"python3"}}, `the Jupyter server at http://h/ has no kernel spec "cobol" (for the jupyter-server variant, environment names the kernel spec); its kernel specs are "python3"`},
 		{"launch_sandbox", &sandbox.NoKernelError{KernelID: "k9", Server: "http://h/"}, "there is no kernel k9 on the Jupyter server at http://h/; leave kernel_id unset to start a new one"},
 	}
 	for _, c := range cases {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -113,11 +111,10 @@ func checkKernelSpec(ctx context.Context, c *jupyter.Client, name string) error 
 	}
 	names := make([]string, 0, len(specs.Kernelspecs))
 	for n := range specs.Kernelspecs {
-		names = append(names, strconv.Quote(n))
+		names = append(names, n)
 	}
 	sort.Strings(names)
-	return refusef("the Jupyter server at %s has no kernel spec %q (for the jupyter-server variant, environment names the kernel spec); its kernel specs are %s",
-		c.BaseURL(), name, strings.Join(names, ", "))
+	return &NoKernelSpecError{Server: c.BaseURL(), Spec: name, Specs: names}
 }
 
 func shutdownKernel(c *jupyter.Client, id string, log *slog.Logger) {

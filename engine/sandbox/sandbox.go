@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -95,7 +96,7 @@ func (r *Refusal) Error() string { return r.Msg }
 func (*Refusal) CallerCanFix() bool { return true }
 
 // IsRefusal reports whether err is a refusal: a *Refusal or one of the
-// typed refusals (*ArgRefusedError, *NoKernelError).
+// typed refusals (*ArgRefusedError, *NoKernelError, *NoKernelSpecError).
 func IsRefusal(err error) bool {
 	var r interface{ CallerCanFix() bool }
 	return errors.As(err, &r) && r.CallerCanFix()
@@ -146,6 +147,29 @@ func (e *NoKernelError) Error() string {
 
 // CallerCanFix marks the refusal as a problem the caller can fix.
 func (*NoKernelError) CallerCanFix() bool { return true }
+
+// NoKernelSpecError: the Jupyter server at Server has no kernel spec Spec
+// (the environment of a jupyter-server sandbox); Specs lists the ones it has.
+type NoKernelSpecError struct {
+	Server, Spec string
+	Specs        []string
+}
+
+func (e *NoKernelSpecError) Error() string {
+	return fmt.Sprintf("the Jupyter server at %s has no kernel spec %q; its kernel specs are %s", e.Server, e.Spec, e.Quoted())
+}
+
+// Quoted lists the server's kernel specs, quoted.
+func (e *NoKernelSpecError) Quoted() string {
+	q := make([]string, len(e.Specs))
+	for i, s := range e.Specs {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// CallerCanFix marks the refusal as a problem the caller can fix.
+func (*NoKernelSpecError) CallerCanFix() bool { return true }
 
 func refusef(format string, args ...any) error {
 	return &Refusal{Msg: fmt.Sprintf(format, args...)}
