@@ -82,7 +82,7 @@ func (c *config) options() []*option {
 		{group: "Execution", name: "timeout", env: "EXECUTION_TIMEOUT", def: "300", set: asSeconds(&c.Timeout), help: "default execution timeout in seconds (a tool's timeout of 0 means this)"},
 		{group: "Execution", name: "max-timeout", env: "MAX_EXECUTION_TIMEOUT", def: "3600", set: asSeconds(&c.MaxTimeout), help: "upper bound in seconds on any execution timeout"},
 		{group: "Execution", name: "images", env: "OUTPUT_IMAGES", def: "true", set: asBool(&c.Images), help: "return image/png and image/jpeg outputs as image content"},
-		{group: "Execution", name: "max-output", env: "MAX_OUTPUT_BYTES", def: "20000", set: asAtLeast(&c.MaxOutput, 100, "a number of bytes >= 100"), help: "text outputs longer than this many bytes are cut in tool results (the notebook keeps them whole)"},
+		{group: "Execution", name: "max-output", env: "MAX_OUTPUT_BYTES", def: "20000", set: asAtLeast(&c.MaxOutput, 100, "a number of bytes >= 100"), help: "text outputs longer than this many bytes are cut in tool results and the workbench (the notebook keeps them whole)"},
 		{group: "Execution", name: "kernel-auto-restart", env: "KERNEL_AUTO_RESTART", def: "false", set: asBool(&c.KernelAutoRestart), help: "replace a kernel that died mid-execution with a fresh one (its state is lost; results say so)"},
 		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", set: asOneOf(&c.Approve, "off, destructive or all", "off", "destructive", "all"), help: "hold calls for a person to allow: off, destructive or all"},
 		{group: "Workbench", name: "approve-timeout", env: "APPROVE_TIMEOUT", def: "120", set: asSeconds(&c.ApproveTimeout), help: "seconds a held call waits for a decision before it is denied"},

@@ -93,6 +93,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		JupyterToken:   jupyterToken,
 		DefaultTimeout: cfg.Timeout,
 		MaxTimeout:     cfg.MaxTimeout,
+		MaxOutputBytes: cfg.MaxOutput,
 		Capabilities:   capabilities(cfg),
 		SandboxVariant: cfg.SandboxVariant,
 		Logger:         logger,
@@ -106,7 +107,6 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	srv := mcp.New(eng, mcp.Options{
 		Version:        version,
 		Images:         cfg.Images,
-		MaxOutputBytes: cfg.MaxOutput,
 		Logger:         logger,
 		SessionTimeout: cfg.SessionTimeout,
 	})

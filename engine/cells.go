@@ -140,7 +140,7 @@ func (e *Engine) InsertCell(ctx context.Context, session, name string, index int
 		c := nb.NewCell(cellType, source)
 		nb.Cells = slices.Insert(nb.Cells, at, c)
 		out = cellInfo(at, c)
-		return []NotebookEvent{{Op: OpInsert, Index: at, Cells: []CellSnapshot{snapshotCell(c)}}}, nil
+		return []NotebookEvent{{Op: OpInsert, Index: at, Cells: []CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, err
@@ -181,7 +181,7 @@ func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, 
 		}
 		c := setSource(nb, i, source)
 		sc = SourceChange{Cell: cellInfo(i, c), OldSource: old, Diff: cellDiff(i, old, source), Replacements: 1}
-		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{snapshotCell(c)}}}, nil
+		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, SourceChange{}, err
@@ -238,7 +238,7 @@ func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref C
 		}
 		nc := setSource(nb, i, src)
 		sc = SourceChange{Cell: cellInfo(i, nc), OldSource: c.Source, Diff: cellDiff(i, c.Source, src), Replacements: n}
-		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{snapshotCell(nc)}}}, nil
+		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, nc)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, SourceChange{}, err
@@ -334,7 +334,7 @@ func (e *Engine) MoveCell(ctx context.Context, session, name string, src, dst Ce
 		}
 		nb.Cells = slices.Delete(nb.Cells, from, from+1)
 		nb.Cells = slices.Insert(nb.Cells, to, c)
-		return []NotebookEvent{{Op: OpMove, Index: to, From: from, Cells: []CellSnapshot{snapshotCell(c)}}}, nil
+		return []NotebookEvent{{Op: OpMove, Index: to, From: from, Cells: []CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, 0, err
@@ -367,7 +367,7 @@ func (e *Engine) ClearCellOutput(ctx context.Context, session, name string, ref 
 		nc.ExecutionCount = nil
 		nb.Cells[i] = &nc
 		out = cellInfo(i, &nc)
-		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{snapshotCell(&nc)}}}, nil
+		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, &nc)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, err

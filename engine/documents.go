@@ -185,7 +185,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 	e.mu.Unlock()
 
 	e.publish(Event{Type: EvNotebookOpened, Notebook: &NotebookEvent{
-		Name: name, Path: p, KernelID: k.id, Session: session, Cells: snapshotCells(nb.Cells),
+		Name: name, Path: p, KernelID: k.id, Session: session, Cells: e.snapshotCells(name, nb.Cells),
 	}})
 	return info, nil
 }
@@ -479,7 +479,7 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 	e.log.Info("notebook changed on disk; reloaded", "notebook", d.name, "path", d.path)
 	e.publish(Event{Type: EvNotebookChanged, Notebook: &NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Op: OpReload, Session: session,
-		Cells: snapshotCells(nb.Cells),
+		Cells: e.snapshotCells(d.name, nb.Cells),
 	}})
 	return true, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // Config is what the engine needs to run. main builds it from flags and env.
@@ -24,6 +25,11 @@ type Config struct {
 
 	DefaultTimeout time.Duration // execution timeout when a call passes 0 (default 300s)
 	MaxTimeout     time.Duration // upper bound on any execution timeout (default 3600s)
+
+	// MaxOutputBytes bounds the text of one output wherever it is shown
+	// (tool results, the workbench): longer text is cut, saying where the
+	// whole is (default output.DefaultLimit).
+	MaxOutputBytes int
 
 	// Capabilities with their values and where each value came from.
 	Capabilities []Capability
@@ -112,6 +118,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxTimeout <= 0 {
 		cfg.MaxTimeout = 3600 * time.Second
+	}
+	if cfg.MaxOutputBytes <= 0 {
+		cfg.MaxOutputBytes = output.DefaultLimit
 	}
 	if cfg.DefaultTimeout > cfg.MaxTimeout {
 		cfg.DefaultTimeout = cfg.MaxTimeout

@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // EventType names what an Event is about. The TUI, the recorder and the
@@ -148,16 +150,12 @@ type CellSnapshot struct {
 	OutputsOmitted int              `json:"outputsOmitted,omitempty"`
 }
 
-// OutputSnapshot is one output reduced to what an observer shows: its text
-// (bounded) or an image's bytes.
-type OutputSnapshot struct {
-	Kind     string `json:"kind"` // stream, execute_result, display_data, error
-	Name     string `json:"name,omitempty"`
-	Text     string `json:"text,omitempty"`
-	MimeType string `json:"mimeType,omitempty"` // image/png, image/jpeg when Image is set
-	Image    []byte `json:"image,omitempty"`
-	Cut      int    `json:"cut,omitempty"` // bytes of text left out
-}
+// OutputSnapshot is one output as observers show it: the output model's
+// view (its text bounded as in a tool result, or an image's bytes). In an
+// EvExecOutput event a stream is the piece that arrived, its "\r"s and
+// "\b"s not yet applied, since they act across pieces (output.Screen applies
+// them); in a cell snapshot it is the whole stream with them applied.
+type OutputSnapshot = output.View
 
 // ExecEvent tells of an execution starting, producing output and finishing.
 type ExecEvent struct {

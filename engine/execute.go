@@ -12,6 +12,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // flushInterval is how often a running cell's outputs are written into its
@@ -131,7 +132,7 @@ func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref Cell
 		nc.Outputs = []notebook.Output{}
 		nc.ExecutionCount = nil
 		nb.Cells[i] = &nc
-		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{snapshotCell(&nc)}}}, nil
+		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, &nc)}}}, nil
 	})
 	if err != nil {
 		return ExecResult{}, err
@@ -592,7 +593,7 @@ func (x *execution) flush() {
 		nc.Outputs = outs
 		nc.ExecutionCount = count
 		nb.Cells[i] = &nc
-		return []NotebookEvent{{Op: OpOutput, Index: i, Cells: []CellSnapshot{snapshotCell(&nc)}}}, nil
+		return []NotebookEvent{{Op: OpOutput, Index: i, Cells: []CellSnapshot{x.e.snapshotCell(x.doc.name, &nc)}}}, nil
 	})
 	if err != nil {
 		x.e.log.Warn("saving the outputs of a running cell", "notebook", x.doc.name, "cell", x.cellID, "err", err)
@@ -601,25 +602,8 @@ func (x *execution) flush() {
 	x.flushed = v
 }
 
-// Contents of the iopub messages that make outputs.
+// Contents of the iopub messages that act on outputs without making one.
 type (
-	streamContent struct {
-		Name string `json:"name"`
-		Text string `json:"text"`
-	}
-	displayContent struct {
-		Data           map[string]json.RawMessage `json:"data"`
-		Metadata       json.RawMessage            `json:"metadata"`
-		ExecutionCount *int                       `json:"execution_count"`
-		Transient      struct {
-			DisplayID string `json:"display_id"`
-		} `json:"transient"`
-	}
-	errorContent struct {
-		EName     string   `json:"ename"`
-		EValue    string   `json:"evalue"`
-		Traceback []string `json:"traceback"`
-	}
 	clearContent struct {
 		Wait bool `json:"wait"`
 	}
@@ -655,66 +639,50 @@ func (x *execution) handle(m jupyter.Message) {
 			x.count = c.ExecutionCount
 			x.version++
 		}
-	case "stream":
-		var c streamContent
-		if json.Unmarshal(m.Content, &c) != nil {
+	case "stream", "display_data", "execute_result", "error":
+		o, displayID, ok := output.FromMessage(m)
+		if !ok {
 			break
 		}
 		x.takePendingClearLocked()
-		if n := len(x.outs); n > 0 && x.outs[n-1].text != nil && x.outs[n-1].out.Name == c.Name {
-			x.outs[n-1].text.WriteString(c.Text)
-		} else {
+		n := len(x.outs)
+		if o.OutputType == notebook.Stream && n > 0 && x.outs[n-1].text != nil && x.outs[n-1].out.Name == o.Name {
+			x.outs[n-1].text.WriteString(o.Text)
+			n--
+		} else if o.OutputType == notebook.Stream {
 			b := &strings.Builder{}
-			b.WriteString(c.Text)
-			x.outs = append(x.outs, &outputState{out: notebook.Output{OutputType: notebook.Stream, Name: c.Name}, text: b})
-		}
-		x.version++
-		s := snapshotOutput(&notebook.Output{OutputType: notebook.Stream, Name: c.Name, Text: c.Text})
-		snap = &s
-	case "display_data", "execute_result":
-		var c displayContent
-		if json.Unmarshal(m.Content, &c) != nil {
-			break
-		}
-		x.takePendingClearLocked()
-		o := notebook.Output{OutputType: m.Header.MsgType, Data: c.Data, Metadata: objectOrEmpty(c.Metadata)}
-		if m.Header.MsgType == notebook.ExecuteResult {
-			o.ExecutionCount = c.ExecutionCount
-			if x.count == nil {
-				x.count = c.ExecutionCount
+			b.WriteString(o.Text)
+			x.outs = append(x.outs, &outputState{out: notebook.Output{OutputType: notebook.Stream, Name: o.Name}, text: b})
+		} else {
+			if o.OutputType == notebook.ExecuteResult && x.count == nil {
+				x.count = o.ExecutionCount
 			}
+			x.outs = append(x.outs, &outputState{out: o, displayID: displayID})
 		}
-		x.outs = append(x.outs, &outputState{out: o, displayID: c.Transient.DisplayID})
 		x.version++
-		s := snapshotOutput(&o)
+		// A stream goes out as the piece that arrived: a "\r" at its end
+		// acts on the next piece, which the observer applies.
+		opt := x.e.outputOptions(x.docName(), x.cellID, n)
+		var s OutputSnapshot
+		if o.OutputType == notebook.Stream {
+			s = output.Chunk(o.Name, o.Text, opt)
+		} else {
+			s = output.Render(&o, opt)
+		}
 		snap = &s
 	case "update_display_data":
-		var c displayContent
-		if json.Unmarshal(m.Content, &c) != nil || c.Transient.DisplayID == "" {
+		o, displayID, ok := output.FromMessage(m)
+		if !ok || displayID == "" {
 			break
 		}
 		for _, st := range x.outs {
-			if st.displayID == c.Transient.DisplayID {
+			if st.displayID == displayID {
 				// A new map, not an edit: earlier snapshots share the old one.
-				st.out.Data = c.Data
-				st.out.Metadata = objectOrEmpty(c.Metadata)
+				st.out.Data = o.Data
+				st.out.Metadata = o.Metadata
 				x.version++
 			}
 		}
-	case "error":
-		var c errorContent
-		if json.Unmarshal(m.Content, &c) != nil {
-			break
-		}
-		x.takePendingClearLocked()
-		o := notebook.Output{OutputType: notebook.Error, EName: c.EName, EValue: c.EValue, Traceback: c.Traceback}
-		if o.Traceback == nil {
-			o.Traceback = []string{}
-		}
-		x.outs = append(x.outs, &outputState{out: o})
-		x.version++
-		s := snapshotOutput(&o)
-		snap = &s
 	case "clear_output":
 		var c clearContent
 		_ = json.Unmarshal(m.Content, &c)
@@ -764,13 +732,4 @@ func (x *execution) takePendingClearLocked() {
 		x.pendingClear = false
 		x.outs = nil
 	}
-}
-
-// objectOrEmpty returns v, or {} when v is absent or null: nbformat
-// requires output metadata to be an object.
-func objectOrEmpty(v json.RawMessage) json.RawMessage {
-	if len(v) == 0 || string(v) == "null" {
-		return json.RawMessage("{}")
-	}
-	return v
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // describe renders outputs compactly for assertions: "stream:stdout:text",
@@ -116,10 +117,10 @@ func testExecuteImage(t *testing.T, f *fixture) {
 	}
 	c := f.disk(t, "img.ipynb").Cells[0]
 	for _, o := range c.Outputs {
-		if v, ok := o.Data["image/png"]; ok {
-			img, err := decodeImage(v)
-			if err != nil || !strings.HasPrefix(string(img), "\x89PNG") {
-				t.Fatalf("saved image does not decode as PNG: %v", err)
+		if _, ok := o.Data["image/png"]; ok {
+			v := output.Render(&o, output.Options{})
+			if v.MimeType != "image/png" || !strings.HasPrefix(string(v.Image), "\x89PNG") {
+				t.Fatalf("saved image does not decode as PNG: %+v", v)
 			}
 			return
 		}

@@ -434,7 +434,7 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 		Timeout: timeout,
 		OnOutput: func(o notebook.Output) {
 			outputs.Add(1)
-			snap := snapshotOutput(&o)
+			snap := e.viewLive(&o)
 			r.publish(Event{Type: EvExecOutput, Exec: execEvent(ExecEvent{Output: &snap})})
 		},
 		OnFinish: func(status string) {

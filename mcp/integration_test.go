@@ -43,12 +43,12 @@ func newHarness(t *testing.T) *harness {
 	srv := jupytertest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := engine.New(ctx, engine.Config{JupyterURL: srv.URL, JupyterToken: srv.Token, Logger: testLog(t)})
+	e, err := engine.New(ctx, engine.Config{JupyterURL: srv.URL, JupyterToken: srv.Token, MaxOutputBytes: 2000, Logger: testLog(t)})
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}
 	h := &harness{t: t, srv: srv, e: e, dir: srv.Subdir(t)}
-	h.s = New(e, Options{Version: "test", Images: true, MaxOutputBytes: 2000, Logger: testLog(t)})
+	h.s = New(e, Options{Version: "test", Images: true, Logger: testLog(t)})
 	t.Cleanup(func() {
 		if p := h.s.SchemaProblems(); len(p) > 0 {
 			t.Errorf("results that did not match their output schema (server bug): %v", p)

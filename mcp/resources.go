@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // Resources: capabilities:// and the three notebook templates. A notebook is
@@ -180,9 +180,9 @@ func cellResource(name string, c engine.CellInfo) map[string]any {
 		outs := make([]map[string]any, 0, len(c.Outputs))
 		for i, o := range c.Outputs {
 			outs = append(outs, map[string]any{
-				"uri":         fmt.Sprintf("notebook://%s/cells/%s/outputs/%d", url.PathEscape(name), url.PathEscape(c.ID), i),
+				"uri":         output.URI(name, c.ID, i),
 				"output_type": o.OutputType,
-				"mimeType":    outputMIMEs(o)[0],
+				"mimeType":    output.MIMEs(&o)[0],
 			})
 		}
 		m["outputs"] = outs
@@ -190,58 +190,31 @@ func cellResource(name string, c engine.CellInfo) map[string]any {
 	return m
 }
 
-// outputMIMEs lists an output's representations, images first: a stream or
-// an error is text/plain; a bundle has one entry per MIME type.
-func outputMIMEs(o notebook.Output) []string {
-	switch o.OutputType {
-	case notebook.Stream, notebook.Error:
-		return []string{"text/plain"}
-	}
-	var mimes []string
-	for _, m := range imageMIMEs {
-		if _, ok := o.Data[m]; ok {
-			mimes = append(mimes, m)
-		}
-	}
-	for _, m := range sortedKeys(o.Data) {
-		if !contains(mimes, m) {
-			mimes = append(mimes, m)
-		}
-	}
-	if len(mimes) == 0 {
-		mimes = []string{"text/plain"}
-	}
-	return mimes
-}
-
-// outputContents serves one output whole: a stream's text, an error's
-// traceback (ANSI escapes stripped, as everywhere an agent reads it), or
-// every representation of a bundle under its own MIME type, images as blobs.
+// outputContents serves one output whole: a stream's text (its "\r"s
+// applied, as everywhere it is shown), an error's traceback (escapes
+// stripped, as everywhere an agent reads it), or every representation of a
+// bundle under its own MIME type, the one the output model chooses first,
+// images as blobs.
 func outputContents(uri string, o notebook.Output) []*sdk.ResourceContents {
 	switch o.OutputType {
-	case notebook.Stream:
-		return []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: ansi.Strip(o.Text)}}
-	case notebook.Error:
-		text := strings.Join(o.Traceback, "\n")
-		if strings.TrimSpace(text) == "" {
-			text = o.EName + ": " + o.EValue
-		}
-		return []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: ansi.Strip(text)}}
+	case notebook.Stream, notebook.Error:
+		v := output.Render(&o, output.Options{})
+		return []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: v.String()}}
 	}
 	var contents []*sdk.ResourceContents
-	for _, m := range outputMIMEs(o) {
+	for _, m := range output.MIMEs(&o) {
 		v, ok := o.Data[m]
 		if !ok {
 			continue
 		}
 		if strings.HasPrefix(m, "image/") && m != "image/svg+xml" {
-			raw, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(dataText(v)), ""))
+			raw, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(notebook.DataText(v)), ""))
 			if err == nil {
 				contents = append(contents, &sdk.ResourceContents{URI: uri, MIMEType: m, Blob: raw})
 				continue
 			}
 		}
-		text := dataText(v)
+		text := notebook.DataText(v)
 		if m == "text/plain" {
 			text = ansi.Strip(text)
 		}
@@ -251,14 +224,4 @@ func outputContents(uri string, o notebook.Output) []*sdk.ResourceContents {
 		contents = append(contents, &sdk.ResourceContents{URI: uri, MIMEType: "text/plain", Text: ""})
 	}
 	return contents
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	// Sorted so the same output always reads the same way.
-	sort.Strings(keys)
-	return keys
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 type cellKind string
@@ -77,7 +78,7 @@ func benchServer(tb testing.TB) *Server {
 		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		tools:    map[string]*toolDef{},
 		resolved: map[string]*jsonschema.Resolved{},
-		opts:     Options{Images: true, MaxOutputBytes: DefaultMaxOutputBytes},
+		opts:     Options{Images: true},
 	}
 	for _, d := range allTools() {
 		r, err := d.output.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
@@ -98,7 +99,7 @@ func BenchmarkToResultReadCell(b *testing.B) {
 	outs := []notebook.Output{{OutputType: notebook.Stream, Name: "stdout", Text: strings.Repeat("line of output\n", 20)}}
 	b.ReportAllocs()
 	for b.Loop() {
-		a := outputs(outs, outputLoc{notebook: "reader", cellID: "c1"}, s.render(), "Cell 5 (code)\n"+src)
+		a := outputs(outs, outputLoc{notebook: "reader", cellID: "c1"}, renderOpts{images: true, maxBytes: output.DefaultLimit}, "Cell 5 (code)\n"+src)
 		n := 5
 		a.structured["cell"] = map[string]any{"index": 5, "id": "c1", "type": notebook.Code, "source": src, "execution_count": &n}
 		c := &call{}

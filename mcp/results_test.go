@@ -13,6 +13,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // shapingServer is a Server with only what result shaping needs (no engine).
@@ -22,7 +23,7 @@ func shapingServer(t *testing.T) *Server {
 		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		tools:    map[string]*toolDef{},
 		resolved: map[string]*jsonschema.Resolved{},
-		opts:     Options{Images: true, MaxOutputBytes: DefaultMaxOutputBytes},
+		opts:     Options{Images: true},
 	}
 	for _, d := range allTools() {
 		r, err := d.output.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
@@ -70,63 +71,6 @@ func TestStreamAndErrorOutputsAreStrippedOfANSI(t *testing.T) {
 	}
 	if len(a.content) != 3 {
 		t.Errorf("content has %d blocks, want 3", len(a.content))
-	}
-}
-
-func TestCutTextNamesTheResource(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("0123456789\n", 100) // 1100 bytes, 100 lines
-	cut := cutText(long, 500, "notebook://nb/cells/abc/outputs/2")
-	if !strings.HasPrefix(cut, long[:440]) {
-		t.Errorf("cut does not keep the head")
-	}
-	if !strings.Contains(cut, "notebook://nb/cells/abc/outputs/2") {
-		t.Errorf("cut does not name the resource: %q", cut[len(cut)-200:])
-	}
-	// Cut on a line boundary: 495 bytes kept (45 lines), 605 bytes (55 lines) cut.
-	if !strings.Contains(cut, "605 more bytes (55 lines)") {
-		t.Errorf("cut marker does not count what was cut: %q", cut[strings.LastIndex(cut, "\n["):])
-	}
-	if got := cutText("short", 500, "x"); got != "short" {
-		t.Errorf("short text changed: %q", got)
-	}
-	noNotebook := cutText(long, 500, "")
-	if !strings.Contains(noNotebook, "output cut") || strings.Contains(noNotebook, "notebook://") {
-		t.Errorf("execute_code cut should say it was cut without a resource: %q", noNotebook[strings.LastIndex(noNotebook, "\n["):])
-	}
-}
-
-func TestCutTextNeverSplitsAUTF8Sequence(t *testing.T) {
-	t.Parallel()
-	text := strings.Repeat("é", 300) // 600 bytes, no newline
-	cut := cutText(text, 101, "")
-	head := cut[:strings.Index(cut, "\n[")]
-	if !strings.HasPrefix(text, head) || len(head) != 100 {
-		t.Errorf("head is %d bytes, want 100 (a whole number of runes)", len(head))
-	}
-}
-
-func TestRichestText(t *testing.T) {
-	t.Parallel()
-	raw := func(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
-	cases := []struct {
-		name string
-		data map[string]json.RawMessage
-		want string
-	}{
-		{"plain wins over html", map[string]json.RawMessage{"text/plain": raw("   a  b\n0  1  2"), "text/html": raw("<table/>")}, "   a  b\n0  1  2"},
-		{"object repr gives way to markdown", map[string]json.RawMessage{"text/plain": raw("<IPython.core.display.Markdown object>"), "text/markdown": raw("# Title")}, "# Title"},
-		{"list of lines joined", map[string]json.RawMessage{"text/plain": json.RawMessage(`["a\n","b"]`)}, "a\nb"},
-		{"html only", map[string]json.RawMessage{"text/html": raw("<b>x</b>")}, "[HTML Output]"},
-		{"json pretty", map[string]json.RawMessage{"application/json": json.RawMessage(`{"a":1}`)}, "{\n  \"a\": 1\n}"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := richestText(notebook.Output{OutputType: notebook.ExecuteResult, Data: c.data})
-			if got != c.want {
-				t.Errorf("got %q, want %q", got, c.want)
-			}
-		})
 	}
 }
 
@@ -187,7 +131,7 @@ func TestShapesValidateAgainstTheirSchemas(t *testing.T) {
 	cases := map[string]*answer{
 		"delete_cell":    message("Cell 1 (code) deleted successfully.").withCell("abc"),
 		"list_kernels":   rows("", table{columns: []string{"ID"}, rows: [][]string{{"k"}}}, ""),
-		"execute_code":   outputs([]notebook.Output{{OutputType: notebook.Stream, Text: "hi"}}, outputLoc{}, s.render(), ""),
+		"execute_code":   outputs([]notebook.Output{{OutputType: notebook.Stream, Text: "hi"}}, outputLoc{}, renderOpts{images: true, maxBytes: output.DefaultLimit}, ""),
 		"launch_sandbox": object(map[string]any{"message": "ok", "sandbox": engine.SandboxInfo{Name: "s", ID: "s-1"}}),
 		"list_sandboxes": records([]engine.SandboxInfo{{Name: "a"}, {Name: "b"}}),
 	}

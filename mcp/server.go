@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // Options configure the MCP server.
@@ -27,9 +28,6 @@ type Options struct {
 	// value, so main must turn it on) an image is replaced by a short text
 	// saying one was there.
 	Images bool
-	// MaxOutputBytes cuts text outputs longer than this (default 20000),
-	// naming the resource that serves the whole output.
-	MaxOutputBytes int
 	// Logger receives server logs (never stdout). Default: discard.
 	Logger *slog.Logger
 	// SessionTimeout closes a streamable HTTP session that has sent no
@@ -39,9 +37,6 @@ type Options struct {
 	// current notebook) behind until the process exits.
 	SessionTimeout time.Duration
 }
-
-// DefaultMaxOutputBytes is the cut-off for a text output in a tool result.
-const DefaultMaxOutputBytes = 20000
 
 // Server is the MCP server over one engine. One Server serves any number of
 // sessions, over stdio or streamable HTTP.
@@ -68,9 +63,6 @@ type Server struct {
 // New builds the server: tools, resources, prompt, instructions, the call
 // observer and the session hooks.
 func New(e *engine.Engine, opts Options) *Server {
-	if opts.MaxOutputBytes <= 0 {
-		opts.MaxOutputBytes = DefaultMaxOutputBytes
-	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
@@ -174,9 +166,15 @@ func (s *Server) sessionID(ss *sdk.ServerSession) string {
 	return id
 }
 
-// render returns the output rendering options.
+// render returns the output rendering options. The bound on an output's
+// text is the engine's (--max-output), so the workbench shows what the agent
+// got.
 func (s *Server) render() renderOpts {
-	return renderOpts{images: s.opts.Images, maxBytes: s.opts.MaxOutputBytes}
+	o := renderOpts{images: s.opts.Images, maxBytes: output.DefaultLimit}
+	if s.e != nil {
+		o.maxBytes = s.e.MaxOutputBytes()
+	}
+	return o
 }
 
 // noteSchemaProblem records a result that did not match its output schema.

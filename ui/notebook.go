@@ -241,7 +241,7 @@ func (m *Model) outputLines(o observe.Output, w int) []string {
 	if o.Name != "" {
 		kind += " " + o.Name
 	}
-	if o.MimeType != "" {
+	if o.MimeType != "" && o.MimeType != "text/plain" {
 		kind += " " + o.MimeType
 	}
 	style := s.Muted
@@ -265,7 +265,7 @@ func (m *Model) outputLines(o observe.Output, w int) []string {
 	}
 	// Only the last lines are drawn, so only they are split: an output
 	// of thousands of lines costs no more than a short one.
-	body := strings.TrimRight(o.Text, "\n")
+	body := strings.TrimRight(outputText(&o.OutputSnapshot), "\n")
 	total := strings.Count(body, "\n") + 1
 	if body == "" {
 		total = 0
@@ -283,17 +283,23 @@ func (m *Model) outputLines(o observe.Output, w int) []string {
 	if tail != "" {
 		text = strings.Split(tail, "\n")
 	}
-	if hidden := total - len(text); hidden > 0 || o.Cut > 0 {
-		msg := fmt.Sprintf("    … %d earlier lines", hidden)
-		if o.Cut > 0 {
-			msg = fmt.Sprintf("    … %d earlier lines and %d bytes before them", hidden, o.Cut)
-		}
-		out = append(out, s.Muted.Render(msg))
+	if hidden := total - len(text); hidden > 0 {
+		out = append(out, s.Muted.Render(fmt.Sprintf("    … %d earlier lines", hidden)))
 	}
 	for _, l := range text {
 		out = append(out, "    "+strings.ReplaceAll(l, "\t", "    "))
 	}
 	return out
+}
+
+// outputText is the text the notebook pane draws for a text output, before
+// layout: the output model's text, then the note saying where it was cut,
+// exactly as the agent reads it (but for the colours kept here).
+func outputText(o *engine.OutputSnapshot) string {
+	if o.Cut == nil {
+		return o.Text
+	}
+	return o.Text + "\n" + o.Cut.Note()
 }
 
 func plural(n int, one, many string) string {

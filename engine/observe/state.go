@@ -2,11 +2,11 @@ package observe
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // Bounds on what the projection keeps. An agent can produce output far
@@ -20,7 +20,7 @@ const (
 	MaxMetaBytes       = 16 << 10  // _meta kept per call
 	MaxSourceBytes     = 32 << 10  // source kept per cell
 	MaxCellOutputs     = 20        // outputs kept per cell (the latest)
-	MaxOutputText      = 8 << 10   // text kept per output (the tail)
+	MaxOutputText      = 64 << 10  // text kept per output (the head, as the agent's)
 	MaxExecTailLines   = 200       // streamed lines kept per execution
 	MaxLineBytes       = 1024      // bytes kept per streamed line
 	MaxFinishedExecs   = 20        // finished executions kept beside the running ones
@@ -85,9 +85,10 @@ type Exec struct {
 	Started      time.Time
 	Finished     time.Time // zero while running
 	tail         []string  // last lines of streamed output (bounded)
-	partial      string    // unterminated last line
-	LinesDropped int       // lines that fell out of the tail
-	Outputs      int       // outputs received
+	partial      string    // unterminated last line, as the screen shows it
+	screen       output.Screen
+	LinesDropped int // lines that fell out of the tail
+	Outputs      int // outputs received
 	Images       int
 }
 
@@ -239,14 +240,6 @@ func capString(s string, n int) (string, int) {
 	return strings.ToValidUTF8(s[:n], ""), len(s) - n
 }
 
-// tailString keeps the tail of s: for output, the latest text matters most.
-func tailString(s string, n int) (string, int) {
-	if len(s) <= n {
-		return s, 0
-	}
-	return strings.ToValidUTF8(s[len(s)-n:], ""), len(s) - n
-}
-
 func (s *State) applyCall(ev engine.Event) {
 	c := ev.Call
 	r, ok := s.callIndex[c.ID]
@@ -344,11 +337,12 @@ func (s *State) newCell(c engine.CellSnapshot) Cell {
 	return cs
 }
 
+// newOutput keeps an output as the engine's output model gave it, bounded
+// like the agent's text (engine Config.MaxOutputBytes). MaxOutputText only
+// cuts further (by the model's rules, so the note stays true) when that
+// bound is set higher, or a feed sends more.
 func (s *State) newOutput(o engine.OutputSnapshot) Output {
-	var cut int
-	o.Text, cut = tailString(o.Text, MaxOutputText)
-	o.Cut += cut
-	out := Output{OutputSnapshot: o}
+	out := Output{OutputSnapshot: o.Bound(MaxOutputText)}
 	if len(o.Image) > 0 && s.decode != nil {
 		out.Decoded = s.decode(o.MimeType, o.Image)
 	}
@@ -519,7 +513,7 @@ func (x *Exec) addOutput(o engine.OutputSnapshot) {
 	x.Outputs++
 	var text string
 	switch {
-	case len(o.Image) > 0 || strings.HasPrefix(o.MimeType, "image/"):
+	case len(o.Image) > 0:
 		x.Images++
 		text = "[" + o.MimeType + " image]\n"
 	case o.Kind == "error":
@@ -538,63 +532,50 @@ func (x *Exec) addOutput(o engine.OutputSnapshot) {
 			text += "\n"
 		}
 	}
-	if o.Cut > 0 {
-		text += "… (" + strconv.Itoa(o.Cut) + " bytes cut)\n"
+	if o.Cut != nil {
+		text = o.Text + "\n" + o.Cut.Note() + "\n" // as the agent reads it
 	}
 	x.appendText(text)
 }
 
-// appendText splits text into lines and keeps the last MaxExecTailLines. A
-// single enormous text costs one pass: only its last lines are kept. Lines
-// are cut from text in place, and the tail is trimmed within its own array,
-// so a flood of one-line outputs allocates next to nothing per output.
+// appendText runs text through the execution's screen (output.Screen: a
+// "\r" redraws the line, also across outputs, as in a terminal) and keeps
+// the last MaxExecTailLines complete lines. Lines are cut from text in place
+// when they can be, and the tail is trimmed within its own array, so a flood
+// of one-line outputs allocates next to nothing per output.
 func (x *Exec) appendText(text string) {
 	if text == "" {
 		return
 	}
-	if x.partial != "" {
-		text = x.partial + text
-		x.partial = ""
-	}
-	complete := strings.HasSuffix(text, "\n")
-	text = strings.TrimSuffix(text, "\n")
-	// Count and skip lines that would fall out of the tail anyway.
-	n := strings.Count(text, "\n") + 1
-	if n > MaxExecTailLines+1 {
-		skip := n - MaxExecTailLines - 1
-		idx := 0
-		for i := 0; i < skip; i++ {
-			idx += strings.IndexByte(text[idx:], '\n') + 1
-		}
-		text = text[idx:]
-		x.LinesDropped += skip
-	}
-	for {
-		i := strings.IndexByte(text, '\n')
-		if i < 0 {
-			break
-		}
-		x.pushLine(text[:i])
-		text = text[i+1:]
-	}
-	if complete {
-		x.pushLine(text)
-	} else {
-		x.partial, _ = capString(text, MaxLineBytes)
-	}
-	if len(x.tail) > 2*MaxExecTailLines {
-		drop := len(x.tail) - MaxExecTailLines
-		x.LinesDropped += drop
-		kept := copy(x.tail, x.tail[drop:])
-		clear(x.tail[kept:]) // let the dropped lines' text be collected
-		x.tail = x.tail[:kept]
+	x.screen.Max = MaxLineBytes
+	n := len(x.tail) + x.LinesDropped
+	x.screen.Write(text, x.pushLine)
+	x.partial = x.screen.Line()
+	if len(x.tail)+x.LinesDropped-n > MaxExecTailLines {
+		// One text of many lines keeps only its last ones now.
+		x.trimTail(MaxExecTailLines)
 	}
 }
 
 // pushLine appends one complete line to the tail.
 func (x *Exec) pushLine(l string) {
-	l, _ = capString(strings.TrimSuffix(l, "\r"), MaxLineBytes)
+	l, _ = capString(l, MaxLineBytes)
 	x.tail = append(x.tail, l)
+	if len(x.tail) > 2*MaxExecTailLines {
+		x.trimTail(MaxExecTailLines)
+	}
+}
+
+// trimTail keeps the last n lines of the tail, counting the others.
+func (x *Exec) trimTail(n int) {
+	if len(x.tail) <= n {
+		return
+	}
+	drop := len(x.tail) - n
+	x.LinesDropped += drop
+	kept := copy(x.tail, x.tail[drop:])
+	clear(x.tail[kept:]) // let the dropped lines' text be collected
+	x.tail = x.tail[:kept]
 }
 
 // trimExecs keeps every running execution and the latest finished ones.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 //go:embed driver.py
@@ -413,15 +414,17 @@ func (s *EvalSandbox) handleEvent(line []byte) {
 		return
 	}
 	switch ev.Type {
-	case "stream":
-		run.add(notebook.Output{OutputType: notebook.Stream, Name: ev.Name, Text: ev.Text})
-	case "execute_result":
+	case "stream", "execute_result", "display_data", "error":
+		// The driver's events carry the fields of the kernel messages of
+		// the same names, so one conversion serves both.
 		n := ev.Count
-		run.add(notebook.Output{OutputType: notebook.ExecuteResult, Data: ev.Data, Metadata: json.RawMessage("{}"), ExecutionCount: &n})
-	case "display_data":
-		run.add(notebook.Output{OutputType: notebook.DisplayData, Data: ev.Data, Metadata: json.RawMessage("{}")})
-	case "error":
-		run.add(notebook.Output{OutputType: notebook.Error, EName: ev.EName, EValue: ev.EValue, Traceback: ev.Traceback})
+		c := output.Content{Name: ev.Name, Text: ev.Text, Data: ev.Data, EName: ev.EName, EValue: ev.EValue, Traceback: ev.Traceback}
+		if ev.Type == "execute_result" {
+			c.ExecutionCount = &n
+		}
+		if o, _, ok := output.FromContent(ev.Type, c); ok {
+			run.add(o)
+		}
 	case "done":
 		n := ev.Count
 		// Raw output (subprocesses) arrives on other pipes: wait until

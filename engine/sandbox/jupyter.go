@@ -11,6 +11,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // JupyterOptions configure a jupyter-server sandbox.
@@ -188,7 +189,7 @@ func (s *JupyterSandbox) Execute(ctx context.Context, req Request) (Result, erro
 			mu.Unlock()
 			return
 		}
-		o, ok := outputFromMessage(m)
+		o, _, ok := output.FromMessage(m)
 		if !ok {
 			return
 		}
