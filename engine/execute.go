@@ -66,7 +66,8 @@ type execution struct {
 
 	mu           sync.Mutex // guards the fields below
 	outs         []*outputState
-	pendingClear bool // clear_output(wait=True): clear before the next output
+	live         output.Live // the outputs as observers see them arrive
+	pendingClear bool        // clear_output(wait=True): clear before the next output
 	count        *int
 	version      int // bumped by every change of outputs or count
 	status       string
@@ -660,15 +661,8 @@ func (x *execution) handle(m jupyter.Message) {
 			x.outs = append(x.outs, &outputState{out: o, displayID: displayID})
 		}
 		x.version++
-		// A stream goes out as the piece that arrived: a "\r" at its end
-		// acts on the next piece, which the observer applies.
-		opt := x.e.outputOptions(x.docName(), x.cellID, n)
-		var s OutputSnapshot
-		if o.OutputType == notebook.Stream {
-			s = output.Chunk(o.Name, o.Text, opt)
-		} else {
-			s = output.Render(&o, opt)
-		}
+		// A stream goes out piece by piece, "\r"s applied across pieces.
+		s := x.live.View(&o, x.e.outputOptions(x.docName(), x.cellID, n))
 		snap = &s
 	case "update_display_data":
 		o, displayID, ok := output.FromMessage(m)
@@ -694,6 +688,7 @@ func (x *execution) handle(m jupyter.Message) {
 				x.outs = nil
 				x.version++
 			}
+			x.live.Reset()
 		}
 	case "input_request":
 		// Not expected with allow_stdin false; answering keeps a kernel
@@ -731,5 +726,6 @@ func (x *execution) takePendingClearLocked() {
 	if x.pendingClear {
 		x.pendingClear = false
 		x.outs = nil
+		x.live.Reset()
 	}
 }

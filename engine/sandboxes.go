@@ -16,6 +16,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/sandbox"
 )
 
@@ -429,12 +430,18 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 	r.publish(Event{Type: EvExecStarted, Exec: execEvent(ExecEvent{Code: code})})
 
 	var outputs atomic.Int64
+	var (
+		liveMu sync.Mutex
+		live   output.Live // outputs as shown live, streams "\r"-applied across pieces
+	)
 	req := sandbox.Request{
 		Code:    code,
 		Timeout: timeout,
 		OnOutput: func(o notebook.Output) {
 			outputs.Add(1)
-			snap := e.viewLive(&o)
+			liveMu.Lock()
+			snap := live.View(&o, e.outputOptions("", "", 0))
+			liveMu.Unlock()
 			r.publish(Event{Type: EvExecOutput, Exec: execEvent(ExecEvent{Output: &snap})})
 		},
 		OnFinish: func(status string) {

@@ -46,13 +46,3 @@ func (e *Engine) snapshotCell(name string, c *notebook.Cell) CellSnapshot {
 	}
 	return s
 }
-
-// viewLive is the view of an output of a run outside any notebook (a
-// sandbox) as it arrives: a stream's piece as sent, anything else rendered.
-func (e *Engine) viewLive(o *notebook.Output) OutputSnapshot {
-	opt := e.outputOptions("", "", 0)
-	if o.OutputType == notebook.Stream {
-		return output.Chunk(o.Name, o.Text, opt)
-	}
-	return output.Render(o, opt)
-}

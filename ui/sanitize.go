@@ -175,7 +175,14 @@ func sanitizeCell(c engine.CellSnapshot) (engine.CellSnapshot, bool) {
 // sanitizeOutput returns a sanitized copy of o and whether it differs. An
 // image's bytes are pixels, drawn as half-blocks, never as text.
 func sanitizeOutput(o engine.OutputSnapshot) (engine.OutputSnapshot, bool) {
-	return o, cleanStrings(&o.Kind, &o.Name, &o.Text, &o.MimeType)
+	changed := cleanStrings(&o.Kind, &o.Name, &o.Text, &o.MimeType, &o.EName, &o.EValue, &o.URI)
+	if o.Cut != nil {
+		c := *o.Cut
+		if cleanStrings(&c.URI) {
+			o.Cut, changed = &c, true
+		}
+	}
+	return o, changed
 }
 
 func sanitizeExec(x *engine.ExecEvent) *engine.ExecEvent {

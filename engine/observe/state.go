@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
 // Bounds on what the projection keeps. An agent can produce output far
@@ -85,10 +84,9 @@ type Exec struct {
 	Started      time.Time
 	Finished     time.Time // zero while running
 	tail         []string  // last lines of streamed output (bounded)
-	partial      string    // unterminated last line, as the screen shows it
-	screen       output.Screen
-	LinesDropped int // lines that fell out of the tail
-	Outputs      int // outputs received
+	partial      string    // unterminated last line
+	LinesDropped int       // lines that fell out of the tail
+	Outputs      int       // outputs received
 	Images       int
 }
 
@@ -535,47 +533,65 @@ func (x *Exec) addOutput(o engine.OutputSnapshot) {
 	if o.Cut != nil {
 		text = o.Text + "\n" + o.Cut.Note() + "\n" // as the agent reads it
 	}
+	if o.Redraw {
+		// The piece restates the line the last one left open (a
+		// progress bar redrawn with "\r"): it replaces it.
+		x.partial = ""
+	}
 	x.appendText(text)
 }
 
-// appendText runs text through the execution's screen (output.Screen: a
-// "\r" redraws the line, also across outputs, as in a terminal) and keeps
-// the last MaxExecTailLines complete lines. Lines are cut from text in place
-// when they can be, and the tail is trimmed within its own array, so a flood
-// of one-line outputs allocates next to nothing per output.
+// appendText splits text into lines and keeps the last MaxExecTailLines. A
+// single enormous text costs one pass: only its last lines are kept. Lines
+// are cut from text in place, and the tail is trimmed within its own array,
+// so a flood of one-line outputs allocates next to nothing per output.
 func (x *Exec) appendText(text string) {
 	if text == "" {
 		return
 	}
-	x.screen.Max = MaxLineBytes
-	n := len(x.tail) + x.LinesDropped
-	x.screen.Write(text, x.pushLine)
-	x.partial = x.screen.Line()
-	if len(x.tail)+x.LinesDropped-n > MaxExecTailLines {
-		// One text of many lines keeps only its last ones now.
-		x.trimTail(MaxExecTailLines)
+	if x.partial != "" {
+		text = x.partial + text
+		x.partial = ""
+	}
+	complete := strings.HasSuffix(text, "\n")
+	text = strings.TrimSuffix(text, "\n")
+	// Count and skip lines that would fall out of the tail anyway.
+	n := strings.Count(text, "\n") + 1
+	if n > MaxExecTailLines+1 {
+		skip := n - MaxExecTailLines - 1
+		idx := 0
+		for i := 0; i < skip; i++ {
+			idx += strings.IndexByte(text[idx:], '\n') + 1
+		}
+		text = text[idx:]
+		x.LinesDropped += skip
+	}
+	for {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			break
+		}
+		x.pushLine(text[:i])
+		text = text[i+1:]
+	}
+	if complete {
+		x.pushLine(text)
+	} else {
+		x.partial, _ = capString(text, MaxLineBytes)
+	}
+	if len(x.tail) > 2*MaxExecTailLines {
+		drop := len(x.tail) - MaxExecTailLines
+		x.LinesDropped += drop
+		kept := copy(x.tail, x.tail[drop:])
+		clear(x.tail[kept:]) // let the dropped lines' text be collected
+		x.tail = x.tail[:kept]
 	}
 }
 
 // pushLine appends one complete line to the tail.
 func (x *Exec) pushLine(l string) {
-	l, _ = capString(l, MaxLineBytes)
+	l, _ = capString(strings.TrimSuffix(l, "\r"), MaxLineBytes)
 	x.tail = append(x.tail, l)
-	if len(x.tail) > 2*MaxExecTailLines {
-		x.trimTail(MaxExecTailLines)
-	}
-}
-
-// trimTail keeps the last n lines of the tail, counting the others.
-func (x *Exec) trimTail(n int) {
-	if len(x.tail) <= n {
-		return
-	}
-	drop := len(x.tail) - n
-	x.LinesDropped += drop
-	kept := copy(x.tail, x.tail[drop:])
-	clear(x.tail[kept:]) // let the dropped lines' text be collected
-	x.tail = x.tail[:kept]
 }
 
 // trimExecs keeps every running execution and the latest finished ones.

@@ -50,8 +50,10 @@ type View struct {
 	EValue   string `json:"evalue,omitempty"`
 	URI      string `json:"uri,omitempty"` // the resource serving the whole output, if any
 	Cut      *Cut   `json:"cut,omitempty"`
-
-	b64 string // the image as the output stored it, whitespace removed
+	// Redraw, on a piece of a stream shown live (Live), says that Text
+	// starts by redrawing the line the previous piece left unterminated:
+	// that line is replaced, not continued.
+	Redraw bool `json:"redraw,omitempty"`
 }
 
 // Cut tells that a text was cut, and where the whole is. Sizes count the
@@ -98,12 +100,13 @@ func (v View) String() string {
 	return t
 }
 
-// Base64 is the image's bytes in base64, as the output stored them.
+// Base64 is the image's bytes in base64 (as nbformat stores them, without
+// the line breaks it allows).
 func (v View) Base64() string {
-	if v.b64 == "" && len(v.Image) > 0 {
-		return base64.StdEncoding.EncodeToString(v.Image)
+	if len(v.Image) == 0 {
+		return ""
 	}
-	return v.b64
+	return base64.StdEncoding.EncodeToString(v.Image)
 }
 
 // ImageMIMEs are the image types shown as images, in order of preference.
@@ -143,7 +146,7 @@ func Render(o *notebook.Output, opt Options) View {
 			b64 := strings.Join(strings.Fields(notebook.DataText(o.Data[m])), "")
 			raw, err := base64.StdEncoding.DecodeString(b64)
 			if err == nil {
-				v.Image, v.b64 = raw, b64
+				v.Image = raw
 				return v
 			}
 			v.Text = fmt.Sprintf("[Image Output (%s) - Error processing image]", m)
@@ -154,16 +157,6 @@ func Render(o *notebook.Output, opt Options) View {
 		v.Text = fmt.Sprintf("[Unknown output type: %s]", o.OutputType)
 		return v
 	}
-	v.Text, v.Cut = cut(text, opt)
-	return v
-}
-
-// Chunk is a piece of a stream as it arrived, for observers that show a
-// stream live: its text is as the kernel sent it, since a "\r" at the end of
-// one piece acts on the next (a reader applies Terminal's rules with a
-// Screen); it is cut like any text.
-func Chunk(name, text string, opt Options) View {
-	v := View{Kind: notebook.Stream, Name: name, URI: opt.URI}
 	v.Text, v.Cut = cut(text, opt)
 	return v
 }

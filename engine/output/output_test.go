@@ -242,3 +242,36 @@ func TestBoundIsRenderWithALowerLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveStreamPieces: pieces of a progress bar go out with "\r" applied
+// across them, and an observer that replaces the open line on Redraw ends
+// with the text Render gives for the whole stream.
+func TestLiveStreamPieces(t *testing.T) {
+	t.Parallel()
+	pieces := []string{"start\n", "\r  0%", "\r 50%", "\r", "100%", " done\nnext", " line\n"}
+	var l Live
+	var shown, open string
+	for _, p := range pieces {
+		v := l.View(&notebook.Output{OutputType: notebook.Stream, Name: "stdout", Text: p}, Options{Limit: 1000})
+		if strings.ContainsAny(v.Text, "\r\b") {
+			t.Fatalf("a live view carries a control: %q", v.Text)
+		}
+		if v.Redraw {
+			open = ""
+		}
+		text := open + v.Text
+		i := strings.LastIndexByte(text, '\n')
+		shown += text[:i+1]
+		open = text[i+1:]
+	}
+	shown += open
+	whole := Render(&notebook.Output{OutputType: notebook.Stream, Text: strings.Join(pieces, "")}, Options{})
+	if shown != whole.Text || shown != "start\n100% done\nnext line\n" {
+		t.Errorf("live shows %q, the whole stream reads %q", shown, whole.Text)
+	}
+	// Another output starts afresh: no redraw of the stream's line.
+	l.View(&notebook.Output{OutputType: notebook.Stream, Name: "stdout", Text: "50%"}, Options{})
+	if v := l.View(&notebook.Output{OutputType: notebook.Stream, Name: "stderr", Text: "x"}, Options{}); v.Redraw {
+		t.Error("a piece of another stream redraws the first one's line")
+	}
+}
