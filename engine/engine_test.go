@@ -232,6 +232,7 @@ func TestJupyter(t *testing.T) {
 	run("Events", testEvents)
 	run("ExecuteOutputs", testExecuteOutputs)
 	run("ExecuteImage", testExecuteImage)
+	run("OutputViews", testOutputViews)
 	run("ExecuteTimeout", testExecuteTimeout)
 	run("ExecuteRerunWhileRunning", testExecuteRerun)
 	run("ExecuteCancel", testExecuteCancel)
