@@ -46,6 +46,7 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "jupyter-mcp-server: unexpected argument %q (see --help)\n", cfg.args[0])
 		return 2
 	}
+	scrubEnvironment(cfg)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,66 @@
+package main
+
+// The secrets and options we are started with never reach code we run for
+// the agent: a kernel (started by the managed Jupyter server) and an eval
+// sandbox both read os.environ while this process has MCP_TOKEN,
+// JUPYTER_TOKEN and other option variables set.
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestChildrenDoNotInheritOurSecrets(t *testing.T) {
+	bin := binary(t)
+	root := t.TempDir()
+	cfg, err := parseConfig(nil, env(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := cfg.envNames()
+	cmd := exec.Command(bin, "--transport", "stdio", "--feed", "", "--root-dir", root)
+	cmd.Env = append(os.Environ(), "PYDEVD_DISABLE_FILE_VALIDATION=1",
+		"MCP_TOKEN=secret-mcp-token", "JUPYTER_TOKEN=secret-jupyter-token",
+		"MCP_BIND=127.0.0.1", "LOG_LEVEL=info", "EXECUTION_TIMEOUT=300",
+		// Not ours: it must come through, or the test proves nothing.
+		"JMS_TEST_SENTINEL=passed-through")
+	client := sdk.NewClient(&sdk.Implementation{Name: "env-agent", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: e2eProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	const show = "import os\nprint(' '.join(sorted(os.environ)))\nprint([v for v in os.environ.values() if 'secret-' in v])"
+	check := func(where, out string) {
+		t.Helper()
+		names := map[string]bool{}
+		for _, n := range strings.Fields(strings.SplitN(out, "\n", 2)[0]) {
+			names[n] = true
+		}
+		if !names["JMS_TEST_SENTINEL"] {
+			t.Fatalf("%s: the sentinel variable did not come through; environment: %q", where, out)
+		}
+		for _, n := range ours {
+			if names[n] {
+				t.Errorf("%s: our option variable %s is in the environment", where, n)
+			}
+		}
+		if !strings.Contains(out, "[]") {
+			t.Errorf("%s: a secret value is in the environment: %s", where, out)
+		}
+	}
+
+	call(t, cs, "use_notebook", map[string]any{"notebook_name": "env", "notebook_path": "env.ipynb", "mode": "create"})
+	check("kernel", text(call(t, cs, "execute_code", map[string]any{"code": show})))
+
+	call(t, cs, "launch_sandbox", map[string]any{"sandbox_name": "envbox", "variant": "eval"})
+	call(t, cs, "use_sandbox", map[string]any{"sandbox_name": "envbox"})
+	check("eval sandbox", text(call(t, cs, "execute_code", map[string]any{"code": show})))
+}
