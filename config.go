@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
 )
 
 // config is the resolved command line: every option as a typed field. Each
@@ -151,6 +153,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		}
 	}
 	c.args = fs.Args()
+	if c.MaxTimeout > mcp.MaxTimeoutSeconds*time.Second {
+		// The tools' schemas refuse timeouts above this; a larger cap
+		// would promise what no call can ask for.
+		return nil, fmt.Errorf("--max-timeout=%d is not valid: at most %d seconds (one day)", int(c.MaxTimeout/time.Second), mcp.MaxTimeoutSeconds)
+	}
 	if c.MaxTimeout < c.Timeout {
 		return nil, fmt.Errorf("--max-timeout (%d) is below --timeout (%d)", int(c.MaxTimeout/time.Second), int(c.Timeout/time.Second))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
@@ -23,9 +24,23 @@ type executeCellIn struct {
 func patchExecuteCell(p patcher) {
 	minimum(nullable(p.get("cell_index")), 0)
 	nullable(p.get("cell_id"))
-	def(p.get("timeout"), 0)
+	seconds(def(p.get("timeout"), 0))
 	def(p.get("stream"), true)
-	def(p.get("progress_interval"), 5)
+	seconds(def(p.get("progress_interval"), 5))
+}
+
+// MaxTimeoutSeconds is the longest timeout (and progress interval) a tool
+// accepts: one day. The reference declares these integers without bounds;
+// ours refuse a negative or absurd value (1e15 seconds overflows a
+// time.Duration) instead of silently reading it as something else. The
+// server's --max-timeout, which main keeps at or below this, still caps
+// what an execution really waits.
+const MaxTimeoutSeconds = 86400
+
+// seconds bounds a timeout-like argument to 0..MaxTimeoutSeconds; 0 keeps
+// its meaning (the server's default).
+func seconds(p *jsonschema.Schema) *jsonschema.Schema {
+	return maximum(minimum(p, 0), MaxTimeoutSeconds)
 }
 
 // execute_cell takes no notebook_name in the reference: it runs on the
@@ -48,9 +63,9 @@ type insertExecuteIn struct {
 
 func patchInsertExecute(p patcher) {
 	minimum(p.get("cell_index"), -1)
-	def(p.get("timeout"), 0)
+	seconds(def(p.get("timeout"), 0))
 	def(p.get("stream"), true)
-	def(p.get("progress_interval"), 5)
+	seconds(def(p.get("progress_interval"), 5))
 }
 
 func (s *Server) insertExecuteCodeCell(ctx context.Context, c *call, in insertExecuteIn) (*answer, error) {
@@ -69,9 +84,9 @@ type executeCodeIn struct {
 }
 
 func patchExecuteCode(p patcher) {
-	def(p.get("timeout"), 30)
+	seconds(def(p.get("timeout"), 30))
 	nullable(p.get("kernel_id"))
-	def(p.get("progress_interval"), 5)
+	seconds(def(p.get("progress_interval"), 5))
 }
 
 func (s *Server) executeCode(ctx context.Context, c *call, in executeCodeIn) (*answer, error) {

@@ -28,7 +28,7 @@ type launchSandboxIn struct {
 }
 
 func patchLaunchSandbox(p patcher) {
-	def(minimum(p.get("timeout"), 1), 60)
+	def(maximum(minimum(p.get("timeout"), 1), MaxTimeoutSeconds), 60)
 	for _, n := range []string{"variant", "environment", "gpu", "server_url", "kernel_id", "proxy_token", "channels_url", "token", "python_version", "snapshot_name"} {
 		nullable(p.get(n))
 	}
