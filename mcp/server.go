@@ -105,12 +105,6 @@ func New(e *engine.Engine, opts Options) *Server {
 	return s
 }
 
-// RunStdio serves one session on stdin/stdout until the client goes away or
-// ctx is done. Nothing but protocol is written to stdout.
-func (s *Server) RunStdio(ctx context.Context) error {
-	return s.srv.Run(ctx, &sdk.StdioTransport{})
-}
-
 // HTTPHandler serves streamable HTTP. main mounts it at /mcp; authentication
 // is a wrapper around it (any http.Handler middleware will do), which keeps
 // this package free of tokens.

@@ -1,0 +1,166 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxStdioLine bounds one inbound line on stdio, as the SDK's own
+// transport does.
+const maxStdioLine = sdk.DefaultMaxLineLength
+
+// RunStdio serves one session on stdin/stdout until the client goes away or
+// ctx is done. Nothing but protocol is written to stdout.
+func (s *Server) RunStdio(ctx context.Context) error {
+	return s.RunIO(ctx, os.Stdin, os.Stdout)
+}
+
+// RunIO serves one session of newline-delimited JSON-RPC on r and w. A line
+// that is not JSON gets a parse error (-32700, id null) and one that is not
+// a JSON-RPC message an invalid request (-32600), as JSON-RPC 2.0 says; the
+// session goes on. The SDK's own transport ends the whole session on such a
+// line, so one stray write by a client cost it every later call.
+func (s *Server) RunIO(ctx context.Context, r io.Reader, w io.Writer) error {
+	lw := &lockedWriter{w: w}
+	lines := &checkedLines{in: bufio.NewReaderSize(r, 64<<10), src: r, out: lw, log: s.log.Warn}
+	return s.srv.Run(ctx, &sdk.IOTransport{Reader: lines, Writer: lw, MaxLineLength: -1})
+}
+
+// lockedWriter serializes whole writes: the SDK writes each message (with
+// its newline) in one call, and so do our error answers, so the two never
+// interleave.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
+
+// checkedLines hands the SDK only lines that are JSON-RPC messages and
+// answers the others itself.
+type checkedLines struct {
+	in  *bufio.Reader
+	src io.Reader // what in reads, closed with the session
+	out io.Writer
+	log func(msg string, args ...any)
+	buf []byte // the rest of the current good line
+}
+
+func (c *checkedLines) Read(p []byte) (int, error) {
+	for len(c.buf) == 0 {
+		line, err := c.readLine()
+		if len(line) > 0 {
+			if msg, code := checkLine(line); code != 0 {
+				c.log("answering a malformed JSON-RPC line on stdio", "code", code, "error", msg)
+				if werr := c.answer(code, msg); werr != nil {
+					return 0, werr
+				}
+			} else {
+				c.buf = append(line, '\n')
+			}
+		}
+		if err != nil && len(c.buf) == 0 {
+			return 0, err
+		}
+		if err != nil {
+			break
+		}
+	}
+	n := copy(p, c.buf)
+	c.buf = c.buf[n:]
+	return n, nil
+}
+
+// Close closes the input when it can be closed (stdin), which ends the
+// SDK's reading goroutine.
+func (c *checkedLines) Close() error {
+	if cl, ok := c.src.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}
+
+// readLine returns the next line without its end, trimmed of blanks. A line
+// longer than maxStdioLine is skipped and reported as a parse error.
+func (c *checkedLines) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := c.in.ReadSlice('\n')
+		if len(line)+len(chunk) > maxStdioLine {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = c.in.ReadSlice('\n')
+			}
+			if aerr := c.answer(jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a line is longer than %d bytes", maxStdioLine)); aerr != nil {
+				return nil, aerr
+			}
+			if err != nil {
+				return nil, err
+			}
+			line = line[:0]
+			continue
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSpace(line), err
+	}
+}
+
+// checkLine says what is wrong with a line: a parse error when it is not
+// JSON, an invalid request when it is JSON but not a JSON-RPC message (or
+// a batch of them). code is 0 for a good line.
+func checkLine(line []byte) (msg string, code int64) {
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		return "Parse error: " + err.Error(), jsonrpc.CodeParseError
+	}
+	if line[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
+			return "Invalid Request: an empty batch", jsonrpc.CodeInvalidRequest
+		}
+		for _, m := range batch {
+			if _, err := jsonrpc.DecodeMessage(m); err != nil {
+				return "Invalid Request: " + err.Error(), jsonrpc.CodeInvalidRequest
+			}
+		}
+		return "", 0
+	}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		return "Invalid Request: " + err.Error(), jsonrpc.CodeInvalidRequest
+	}
+	return "", 0
+}
+
+// answer writes a JSON-RPC error response with a null id: the id of a line
+// that could not be read cannot be known.
+func (c *checkedLines) answer(code int64, msg string) error {
+	b, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": code, "message": msg},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = c.out.Write(append(b, '\n'))
+	return err
+}
