@@ -23,6 +23,8 @@ type config struct {
 	Port               int
 	Bind               string
 	MCPToken           string
+	AllowedHosts       []string // extra Host names, besides loopback ones
+	MaxBody            int64    // bytes
 	NoAuthLoopbackOnly bool
 	SessionTimeout     time.Duration
 	TUI                bool
@@ -72,6 +74,8 @@ func (c *config) options() []*option {
 		{group: "MCP", name: "port", env: "PORT", def: "4040", set: asPort(&c.Port), help: "port of the streamable HTTP endpoint (/mcp)"},
 		{group: "MCP", name: "bind", env: "MCP_BIND", def: "127.0.0.1", set: asText(&c.Bind), help: "address the HTTP endpoint listens on; anything but loopback prints a warning"},
 		{group: "MCP", name: "mcp-token", env: "MCP_TOKEN", def: "", set: asText(&c.MCPToken), help: "bearer token HTTP clients must send; empty: a random one is generated and shown"},
+		{group: "MCP", name: "allowed-hosts", env: "MCP_ALLOWED_HOSTS", def: "", set: asList(&c.AllowedHosts), help: "more Host names the HTTP endpoint answers to, comma-separated (besides loopback names and, with a non-loopback --bind, this machine's host name and addresses)"},
+		{group: "MCP", name: "max-body", env: "MCP_MAX_BODY", def: "4194304", set: asBytes(&c.MaxBody, 4096, "a number of bytes >= 4096"), help: "largest HTTP request body in bytes; a bigger one is refused with 413"},
 		{group: "MCP", name: "no-auth-loopback-only", env: "MCP_NO_AUTH_LOOPBACK_ONLY", def: "false", set: asBool(&c.NoAuthLoopbackOnly), help: "INSECURE: accept HTTP requests without a bearer token (only allowed when bound to loopback)"},
 		{group: "MCP", name: "session-timeout", env: "MCP_SESSION_TIMEOUT", def: "21600", set: asSeconds(&c.SessionTimeout), help: "seconds after which an HTTP session that sent nothing is closed (a client that vanished without ending it)"},
 		{group: "MCP", name: "tui", env: "MCP_TUI", def: "false", set: asBool(&c.TUI), help: "with --transport streamable-http: also show the workbench TUI"},
@@ -231,6 +235,30 @@ func asOneOf(p *string, allowed string, values ...string) setter {
 			return allowed
 		}
 		*p = s
+		return ""
+	}}
+}
+
+// asList reads a comma-separated list; blanks around items are dropped.
+func asList(p *[]string) setter {
+	return setter{field: p, parse: func(s string) string {
+		*p = nil
+		for _, item := range strings.Split(s, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				*p = append(*p, item)
+			}
+		}
+		return ""
+	}}
+}
+
+func asBytes(p *int64, least int64, allowed string) setter {
+	return setter{field: p, parse: func(s string) string {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < least {
+			return allowed
+		}
+		*p = n
 		return ""
 	}}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -109,6 +110,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Images:         cfg.Images,
 		Logger:         logger,
 		SessionTimeout: cfg.SessionTimeout,
+		MaxBodyBytes:   cfg.MaxBody,
+		// The guard (httpHandler) checks the Host header.
+		HostsCheckedInFront: true,
 	})
 
 	secrets := []string{jupyterToken}
@@ -224,9 +228,11 @@ func httpHandler(cfg *config, srv *mcp.Server, token string, logger *slog.Logger
 		fmt.Fprintln(os.Stderr, "WARNING: --no-auth-loopback-only: MCP requests are accepted WITHOUT a token from any local process.")
 	}
 	guarded, err := guard.New(srv.HTTPHandler(), guard.Options{
-		Token:    token,
-		NoAuth:   cfg.NoAuthLoopbackOnly,
-		BindHost: bind,
+		Token:        token,
+		NoAuth:       cfg.NoAuthLoopbackOnly,
+		BindHost:     bind,
+		AllowedHosts: allowedHosts(cfg, logger),
+		MaxBodyBytes: cfg.MaxBody,
 	})
 	if err != nil {
 		return nil, err
@@ -234,6 +240,36 @@ func httpHandler(cfg *config, srv *mcp.Server, token string, logger *slog.Logger
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guarded)
 	return mux, nil
+}
+
+// allowedHosts are the Host names the endpoint answers to besides loopback
+// ones: --allowed-hosts, and with a non-loopback bind the names of this
+// machine (its host name, the bind address, its interfaces' addresses), so
+// that --bind 0.0.0.0 serves the clients it was asked for. A name that is
+// none of these (a rebound DNS name) is still refused.
+func allowedHosts(cfg *config, logger *slog.Logger) []string {
+	hosts := append([]string(nil), cfg.AllowedHosts...)
+	bind := cfg.Bind
+	if guard.IsLoopback(bind) {
+		return hosts
+	}
+	if ip := net.ParseIP(bind); ip == nil || !ip.IsUnspecified() {
+		hosts = append(hosts, bind)
+	}
+	if name, err := os.Hostname(); err == nil && name != "" {
+		hosts = append(hosts, name)
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		logger.Warn("cannot list this machine's addresses; clients must name it by host name or --allowed-hosts", "err", err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() {
+			hosts = append(hosts, n.IP.String())
+		}
+	}
+	logger.Info("the MCP endpoint answers to these Host names besides loopback ones", "hosts", strings.Join(hosts, ","))
+	return hosts
 }
 
 // slogWriter turns the managed server's output lines into debug logs.

@@ -36,6 +36,14 @@ type Options struct {
 	// vanishes without doing so leaves its session (goroutines and its
 	// current notebook) behind until the process exits.
 	SessionTimeout time.Duration
+	// MaxBodyBytes limits HTTP request bodies (0: the SDK's 4 MiB). main's
+	// guard enforces the same limit first, with a 413 that names the flag.
+	MaxBodyBytes int64
+	// HostsCheckedInFront says the Host header is checked before
+	// HTTPHandler by a guard that knows this machine's names. The SDK's own
+	// check knows loopback names only: it would refuse a client on this
+	// machine that reaches 127.0.0.1 under the machine's host name.
+	HostsCheckedInFront bool
 }
 
 // Server is the MCP server over one engine. One Server serves any number of
@@ -110,7 +118,12 @@ func New(e *engine.Engine, opts Options) *Server {
 // this package free of tokens.
 func (s *Server) HTTPHandler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv },
-		&sdk.StreamableHTTPOptions{Logger: s.log, SessionTimeout: s.opts.SessionTimeout})
+		&sdk.StreamableHTTPOptions{
+			Logger:                     s.log,
+			SessionTimeout:             s.opts.SessionTimeout,
+			MaxRequestBodyBytes:        s.opts.MaxBodyBytes,
+			DisableLocalhostProtection: s.opts.HostsCheckedInFront,
+		})
 }
 
 // SDK exposes the underlying go-sdk server, for tests and for transports this

@@ -60,7 +60,7 @@ func TestAuthAgainstTheBinary(t *testing.T) {
 		}
 	}
 
-	// Bodies over the limit (16 MiB) are refused before the protocol sees
+	// Bodies over the limit (--max-body, 4 MiB by default) are refused before the protocol sees
 	// them, both with a declared length and chunked.
 	big := bytes.Repeat([]byte("x"), 17<<20)
 	r := newRPC(t, p.Endpoint, token)

@@ -19,7 +19,7 @@ import (
 // configEnv lists the environment variables the binary reads as options.
 // CleanEnv drops them so that a developer's JUPYTER_URL or MCP_TOKEN cannot
 // change what a test exercises.
-var configEnv = []string{"TRANSPORT", "PORT", "MCP_BIND", "MCP_TOKEN", "MCP_NO_AUTH_LOOPBACK_ONLY", "MCP_SESSION_TIMEOUT", "MCP_TUI", "MCP_FEED",
+var configEnv = []string{"TRANSPORT", "PORT", "MCP_BIND", "MCP_TOKEN", "MCP_ALLOWED_HOSTS", "MCP_MAX_BODY", "MCP_NO_AUTH_LOOPBACK_ONLY", "MCP_SESSION_TIMEOUT", "MCP_TUI", "MCP_FEED",
 	"JUPYTER_URL", "JUPYTER_TOKEN", "JUPYTER_ROOT_DIR", "START_NEW_CODE_SANDBOX", "SANDBOX_VARIANT",
 	"EXECUTION_TIMEOUT", "MAX_EXECUTION_TIMEOUT", "OUTPUT_IMAGES", "MAX_OUTPUT_BYTES", "KERNEL_AUTO_RESTART",
 	"APPROVE", "APPROVE_TIMEOUT", "RECORD_FILE", "LOG_FILE", "LOG_LEVEL"}

@@ -29,11 +29,18 @@ type Options struct {
 	// (e.g. https://inspector.example). "*" allows any origin.
 	AllowedOrigins []string
 	// AllowedHosts are extra Host header values allowed besides loopback
-	// names (needed when binding to a non-loopback address).
+	// names (needed when binding to a non-loopback address): names (matched
+	// without case) or IP addresses (matched as addresses, so ::1 and
+	// 0:0:0:0:0:0:0:1 are one), with or without a port.
 	AllowedHosts []string
-	// MaxBodyBytes limits request bodies; 0 means 16 MiB.
+	// MaxBodyBytes limits request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 }
+
+// DefaultMaxBodyBytes is the request body limit when none is given: the
+// MCP SDK's own default, so that one limit is in force whichever checks
+// first.
+const DefaultMaxBodyBytes = 4 << 20
 
 // IsLoopback reports whether host (an IP or name) is a loopback address.
 func IsLoopback(host string) bool {
@@ -52,8 +59,8 @@ func New(next http.Handler, o Options) (http.Handler, error) {
 	if !o.NoAuth && o.Token == "" {
 		return nil, fmt.Errorf("an MCP token is required")
 	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = 16 << 20
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	return &guard{next: next, o: o}, nil
 }
@@ -65,7 +72,9 @@ type guard struct {
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
-		http.Error(w, fmt.Sprintf("403 Forbidden: Host %q is not allowed (this server answers to loopback names only; DNS rebinding protection)", r.Host), http.StatusForbidden)
+		// The allowed names are not listed: the client has shown no token
+		// yet, and the machine's addresses are none of its business.
+		http.Error(w, fmt.Sprintf("403 Forbidden: Host %q is not a name of this server (DNS rebinding protection); to serve it, add it with --allowed-hosts (MCP_ALLOWED_HOSTS)", r.Host), http.StatusForbidden)
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
@@ -82,7 +91,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength > g.o.MaxBodyBytes {
-		http.Error(w, fmt.Sprintf("413 Request Entity Too Large: the body is %d bytes; the limit is %d", r.ContentLength, g.o.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+		http.Error(w, fmt.Sprintf("413 Request Entity Too Large: the body is %d bytes; the limit is %d bytes (--max-body / MCP_MAX_BODY)", r.ContentLength, g.o.MaxBodyBytes), http.StatusRequestEntityTooLarge)
 		return
 	}
 	if r.Body != nil && r.ContentLength < 0 {
@@ -96,7 +105,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if int64(len(data)) > g.o.MaxBodyBytes {
-			http.Error(w, fmt.Sprintf("413 Request Entity Too Large: the body exceeds the limit of %d bytes", g.o.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			http.Error(w, fmt.Sprintf("413 Request Entity Too Large: the body exceeds the limit of %d bytes (--max-body / MCP_MAX_BODY)", g.o.MaxBodyBytes), http.StatusRequestEntityTooLarge)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(data))
@@ -115,8 +124,12 @@ func (g *guard) hostAllowed(hostport string) bool {
 	if IsLoopback(host) {
 		return true
 	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
 	for _, a := range g.o.AllowedHosts {
 		if strings.EqualFold(a, host) || strings.EqualFold(a, hostport) {
+			return true
+		}
+		if ip != nil && ip.Equal(net.ParseIP(strings.Trim(a, "[]"))) {
 			return true
 		}
 	}

@@ -17,7 +17,8 @@ func TestGuard(t *testing.T) {
 		}
 		io.WriteString(w, "ok")
 	})
-	h, err := New(ok, Options{Token: "s3cret", BindHost: "127.0.0.1", MaxBodyBytes: 100})
+	h, err := New(ok, Options{Token: "s3cret", BindHost: "0.0.0.0", MaxBodyBytes: 100,
+		AllowedHosts: []string{"Workstation", "10.1.2.3", "fd00::7", "mcp.example:8443"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +37,20 @@ func TestGuard(t *testing.T) {
 		{name: "right token", host: "127.0.0.1:4040", auth: "Bearer s3cret", want: 200},
 		{name: "scheme case-insensitive", host: "localhost:4040", auth: "bearer s3cret", want: 200},
 		{name: "prefix of token", host: "127.0.0.1:4040", auth: "Bearer s3cre", want: 401},
-		{name: "forged host", host: "evil.example:4040", auth: "Bearer s3cret", want: 403, wantText: "Host"},
+		{name: "forged host", host: "evil.example:4040", auth: "Bearer s3cret", want: 403, wantText: "--allowed-hosts"},
+		{name: "allowed name, any case and port", host: "workstation:4040", auth: "Bearer s3cret", want: 200},
+		{name: "allowed name needs the token", host: "workstation:4040", want: 401},
+		{name: "allowed address", host: "10.1.2.3:4040", auth: "Bearer s3cret", want: 200},
+		{name: "allowed v6 address, other spelling", host: "[fd00:0:0:0:0:0:0:7]:4040", auth: "Bearer s3cret", want: 200},
+		{name: "allowed name with its port", host: "mcp.example:8443", auth: "Bearer s3cret", want: 200},
+		{name: "allowed name on another port", host: "mcp.example:9999", auth: "Bearer s3cret", want: 403},
+		{name: "a name that ends like an allowed one", host: "evil-workstation:4040", auth: "Bearer s3cret", want: 403},
 		{name: "forged origin", host: "127.0.0.1:4040", origin: "https://evil.example", auth: "Bearer s3cret", want: 403, wantText: "Origin"},
 		{name: "loopback origin", host: "127.0.0.1:4040", origin: "http://localhost:6274", auth: "Bearer s3cret", want: 200},
 		{name: "ipv6 loopback host", host: "[::1]:4040", auth: "Bearer s3cret", want: 200},
-		{name: "body too large", host: "127.0.0.1:4040", auth: "Bearer s3cret", body: strings.Repeat("x", 101), want: 413},
-		{name: "chunked body too large", host: "127.0.0.1:4040", auth: "Bearer s3cret", body: strings.Repeat("x", 500), chunked: true, want: 413},
+		{name: "body too large", host: "127.0.0.1:4040", auth: "Bearer s3cret", body: strings.Repeat("x", 101), want: 413, wantText: "the limit is 100 bytes (--max-body / MCP_MAX_BODY)"},
+		{name: "body at the limit", host: "127.0.0.1:4040", auth: "Bearer s3cret", body: strings.Repeat("x", 100), want: 200},
+		{name: "chunked body too large", host: "127.0.0.1:4040", auth: "Bearer s3cret", body: strings.Repeat("x", 500), chunked: true, want: 413, wantText: "--max-body"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
