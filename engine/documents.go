@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -82,17 +81,6 @@ func (d *document) model() *notebook.Notebook {
 	return d.nb
 }
 
-// cleanPath normalizes a contents path: no leading slash, no "." or "..".
-func cleanPath(p string) (string, error) {
-	p = strings.TrimSpace(p)
-	p = path.Clean("/" + strings.ReplaceAll(p, "\\", "/"))
-	p = strings.TrimPrefix(p, "/")
-	if p == ".." || strings.HasPrefix(p, "../") {
-		return "", Userf("path %q leaves the Jupyter root: paths are relative to the server's root directory", p)
-	}
-	return p, nil
-}
-
 // UseNotebook opens (mode "connect") or creates (mode "create") the notebook
 // at path under name, attaches a kernel (kernelID, or a new one), and makes it
 // the session's current notebook.
@@ -106,6 +94,9 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return NotebookInfo{}, &RequiredError{Field: FieldNotebookName}
+	}
+	if err := checkName(name); err != nil {
+		return NotebookInfo{}, err
 	}
 	if strings.TrimSpace(nbPath) == "" {
 		return NotebookInfo{}, &RequiredError{Field: FieldNotebookPath}

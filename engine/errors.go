@@ -302,19 +302,15 @@ func (e *NotebookFileGoneError) Error() string {
 
 func (*NotebookFileGoneError) CallerCanFix() bool { return true }
 
-// UnknownKernelError: the Jupyter server has no kernel with this id.
-// Running lists the ids it has (nil when they could not be listed).
+// UnknownKernelError: the Jupyter server has no kernel with this id. The
+// ids it has are not listed: on a shared server they are other users'
+// kernels too, and an id is all it takes to run code on one.
 type UnknownKernelError struct {
 	KernelID string
-	Running  []string
 }
 
 func (e *UnknownKernelError) Error() string {
-	running := "none"
-	if len(e.Running) > 0 {
-		running = strings.Join(e.Running, ", ")
-	}
-	return fmt.Sprintf("there is no kernel with id %q on the Jupyter server (running kernels: %s)", e.KernelID, running)
+	return fmt.Sprintf("there is no kernel with id %q on the Jupyter server", e.KernelID)
 }
 
 func (*UnknownKernelError) CallerCanFix() bool { return true }

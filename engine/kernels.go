@@ -76,15 +76,11 @@ func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, ke
 	return e.acquireKernel(ctx, client, kernelID, false)
 }
 
-// unknownKernel is the error for a kernel id the server does not know.
-func (e *Engine) unknownKernel(ctx context.Context, client *jupyter.Client, id string) error {
-	var running []string
-	if ks, err := client.ListKernels(ctx); err == nil {
-		for _, k := range ks {
-			running = append(running, k.ID)
-		}
-	}
-	return &UnknownKernelError{KernelID: id, Running: running}
+// unknownKernel is the error for a kernel id the server does not know. It
+// does not list the ids the server has: on a shared server they are other
+// users' kernels too, and an id is all it takes to run code on one.
+func (e *Engine) unknownKernel(_ context.Context, _ *jupyter.Client, id string) error {
+	return &UnknownKernelError{KernelID: id}
 }
 
 // acquireKernel returns the shared channel to kernel id, opening it when no

@@ -164,6 +164,9 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	if name == "" {
 		return SandboxInfo{}, &RequiredError{Field: FieldSandboxName}
 	}
+	if err := checkName(name); err != nil {
+		return SandboxInfo{}, err
+	}
 	variant := sandbox.Normalize(spec.Variant)
 	if variant == "" {
 		variant = sandbox.DefaultVariant(r.defaultVariant)

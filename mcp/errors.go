@@ -262,7 +262,7 @@ func wordCellErrors(tool string, err error) (string, bool) {
 // wordKernelErrors words the errors about kernels.
 func wordKernelErrors(tool string, err error) (string, bool) {
 	if e, ok := as[*engine.UnknownKernelError](err); ok {
-		text := e.Error() + "; list_kernels shows them"
+		text := e.Error() + "; list_kernels shows the running kernels"
 		if tool == "use_notebook" {
 			text += ", or leave kernel_id unset to start a new kernel"
 		}

@@ -28,6 +28,9 @@ type Client struct {
 	timeout time.Duration
 	// forceLegacy makes ConnectKernel skip the v1 subprotocol.
 	forceLegacy bool
+	// roots are the server's root directories learned from its error
+	// messages, removed from every later one (errtext.go).
+	roots roots
 }
 
 // Options tune a Client. Zero values mean defaults.
@@ -128,8 +131,26 @@ type APIError struct {
 	Method  string
 	Path    string // API path relative to the base URL
 	Status  int
-	Message string // the server's message or reason
+	Message string // the server's message or reason, without its root path
 }
+
+// NameTooLong reports whether the server's file system refused the path as
+// too long (Jupyter answers 500 "[Errno 36] File name too long").
+func (e *APIError) NameTooLong() bool {
+	return strings.Contains(e.Message, "File name too long")
+}
+
+// NoDirectory reports whether a file could not be written because its
+// directory does not exist or is a file (Jupyter answers a PUT with 500
+// "[Errno 2] No such file or directory" or "[Errno 20] Not a directory").
+func (e *APIError) NoDirectory() bool {
+	return e.Method == http.MethodPut &&
+		(strings.Contains(e.Message, "No such file or directory") || strings.Contains(e.Message, "Not a directory"))
+}
+
+// CallerCanFix marks the refusals that are about the path asked for, not a
+// failure of the server.
+func (e *APIError) CallerCanFix() bool { return e.NameTooLong() || e.NoDirectory() }
 
 func (e *APIError) Error() string {
 	var b strings.Builder
@@ -473,6 +494,9 @@ func (c *Client) do(ctx context.Context, method, apiPath string, q url.Values, b
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
+	if p, err := url.PathUnescape(apiPath); err == nil && HasControl(p) {
+		return &ControlCharacterError{Value: strings.TrimPrefix(p, "api/")}
+	}
 	u := c.resolve(apiPath, q)
 	var rd io.Reader
 	if body != nil {
@@ -496,7 +520,8 @@ func (c *Client) do(ctx context.Context, method, apiPath string, q url.Values, b
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return &APIError{Server: c.BaseURL(), Method: method, Path: apiPath, Status: resp.StatusCode, Message: errorMessage(data)}
+		msg := c.roots.hideServerPaths(errorMessage(data), apiPath)
+		return &APIError{Server: c.BaseURL(), Method: method, Path: apiPath, Status: resp.StatusCode, Message: msg}
 	}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
