@@ -102,6 +102,17 @@ func TestCapabilitiesSayWhereEachValueCameFrom(t *testing.T) {
 	}
 }
 
+func TestAllowedHostsAndMaxBody(t *testing.T) {
+	t.Parallel()
+	cfg, err := parseConfig([]string{"--max-body", "8192"}, env(map[string]string{"MCP_ALLOWED_HOSTS": " a.example, ,10.0.0.2:4040 "}), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cfg.AllowedHosts, "|") != "a.example|10.0.0.2:4040" || cfg.MaxBody != 8192 {
+		t.Fatalf("allowed hosts %q, max body %d", cfg.AllowedHosts, cfg.MaxBody)
+	}
+}
+
 func TestConfigRefusesBadValues(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -118,6 +129,8 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{[]string{"--timeout", "500", "--max-timeout", "100"}, nil, "below"},
 		{[]string{"--nope"}, nil, "not defined"},
 		{[]string{"--images=maybe"}, nil, "true or false"},
+		{[]string{"--max-timeout", "86401"}, nil, "at most 86400 seconds"},
+		{nil, map[string]string{"MCP_MAX_BODY": "100"}, "MCP_MAX_BODY=\"100\" is not valid: a number of bytes >= 4096"},
 	}
 	for _, c := range cases {
 		_, err := parseConfig(c.args, env(c.env), &bytes.Buffer{})
