@@ -139,9 +139,10 @@ func TestBadArguments(t *testing.T) {
 		}
 	}
 
-	// A negative timeout means the default; huge but harmless pagination
-	// is handled, not refused.
-	ok(t, cs, "execute_cell", map[string]any{"cell_index": 0, "timeout": -1})
+	// A negative timeout is refused with its bounds (it used to be read
+	// silently as the default); huge but harmless pagination is handled,
+	// not refused.
+	fails(t, cs, "execute_cell", map[string]any{"cell_index": 0, "timeout": -1}, "0..86400")
 	// (Integers past 2^53 do not survive the SDK's JSON round trip through
 	// float64 and are refused above; 2^40 is huge enough.)
 	ok(t, cs, "read_notebook", map[string]any{"notebook_name": "args", "limit": 1 << 40})
