@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 func TestChildrenDoNotInheritOurSecrets(t *testing.T) {
-	bin := binary(t)
+	bin := harness.Binary(t)
 	root := t.TempDir()
 	cfg, err := parseConfig(nil, env(nil), &bytes.Buffer{})
 	if err != nil {
@@ -30,8 +30,7 @@ func TestChildrenDoNotInheritOurSecrets(t *testing.T) {
 		"MCP_BIND=127.0.0.1", "LOG_LEVEL=info", "EXECUTION_TIMEOUT=300",
 		// Not ours: it must come through, or the test proves nothing.
 		"JMS_TEST_SENTINEL=passed-through")
-	client := sdk.NewClient(&sdk.Implementation{Name: "env-agent", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: e2eProtocol})
+	cs, err := harness.ConnectStdio(context.Background(), "env-agent", cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,9 +57,9 @@ func TestChildrenDoNotInheritOurSecrets(t *testing.T) {
 	}
 
 	call(t, cs, "use_notebook", map[string]any{"notebook_name": "env", "notebook_path": "env.ipynb", "mode": "create"})
-	check("kernel", text(call(t, cs, "execute_code", map[string]any{"code": show})))
+	check("kernel", harness.Text(call(t, cs, "execute_code", map[string]any{"code": show})))
 
 	call(t, cs, "launch_sandbox", map[string]any{"sandbox_name": "envbox", "variant": "eval"})
 	call(t, cs, "use_sandbox", map[string]any{"sandbox_name": "envbox"})
-	check("eval sandbox", text(call(t, cs, "execute_code", map[string]any{"code": show})))
+	check("eval sandbox", harness.Text(call(t, cs, "execute_code", map[string]any{"code": show})))
 }

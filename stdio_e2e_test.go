@@ -8,12 +8,14 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // A malformed line on stdio is answered with a JSON-RPC error and the
 // session goes on; before, the SDK ended the session (and the process) on it.
 func TestStdioAnswersMalformedLines(t *testing.T) {
-	bin := binary(t)
+	bin := harness.Binary(t)
 	cmd := exec.Command(bin, "--transport", "stdio", "--feed", "", "--root-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "PYDEVD_DISABLE_FILE_VALIDATION=1")
 	stdin, err := cmd.StdinPipe()
