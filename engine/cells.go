@@ -83,6 +83,9 @@ func (e *Engine) ReadNotebook(ctx context.Context, session, name string, start, 
 	if limit < 0 {
 		return NotebookInfo{}, nil, &LimitError{Limit: limit}
 	}
+	if err := e.ensureFresh(ctx, d, session); err != nil {
+		return NotebookInfo{}, nil, err
+	}
 	nb := d.model()
 	n := len(nb.Cells)
 	if start > 0 && start >= n {
@@ -101,11 +104,14 @@ func (e *Engine) ReadNotebook(ctx context.Context, session, name string, start, 
 	return info, cells, nil
 }
 
-// ReadCell returns one cell. It is the hot path: no REST call, one read
-// lock.
+// ReadCell returns one cell. It is the hot path: one coalesced check of
+// the file's last_modified (freshness.go), one read lock.
 func (e *Engine) ReadCell(ctx context.Context, session, name string, ref CellRef) (NotebookInfo, CellInfo, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
+		return NotebookInfo{}, CellInfo{}, err
+	}
+	if err := e.ensureFresh(ctx, d, session); err != nil {
 		return NotebookInfo{}, CellInfo{}, err
 	}
 	nb := d.model()

@@ -37,7 +37,9 @@ type document struct {
 	client *jupyter.Client // the server the file lives on
 	kernel *kernelEntry
 
-	writeMu sync.Mutex // serializes mutations: freshness check, change, save
+	writeMu  sync.Mutex // serializes mutations: freshness check, change, save
+	lockMode lockMode   // whether the server takes hidden save lock names
+	check    freshCheck // coalesces the readers' checks of the file
 
 	mu           sync.RWMutex // guards nb, lastModified and running
 	nb           *notebook.Notebook
@@ -396,13 +398,21 @@ type change func(nb *notebook.Notebook) ([]NotebookEvent, error)
 
 // mutate applies a change to the document and saves it before returning.
 //
-// Before saving it checks the file's last_modified: when someone else wrote
-// the file, the notebook is reloaded from disk and the change is applied to
-// what is there now. A change that addressed cells by index (byIndex) is
-// refused in that case, since the index may now name another cell.
+// It holds the notebook's save lock on the Jupyter server (savelock.go)
+// from before it checks the file until after the save, so that no other
+// server process saves in between. Before saving it checks the file's
+// last_modified: when someone else wrote the file, the notebook is reloaded
+// from disk and the change is applied to what is there now. A change that
+// addressed cells by index (byIndex) is refused in that case, since the
+// index may now name another cell.
 func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
+	lock, err := e.acquireSaveLock(ctx, d)
+	if err != nil {
+		return err
+	}
+	defer lock.release(e)
 	reloaded, err := e.syncFromDisk(ctx, d, session)
 	if err != nil {
 		return err
@@ -423,6 +433,11 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 	data, err := work.Marshal()
 	if err != nil {
 		return fmt.Errorf("writing notebook %q as JSON: %w", d.name, err)
+	}
+	// The lock must still be ours: a process that found it unchanged for
+	// saveLockTTL may have taken it over.
+	if err := lock.verify(ctx, d); err != nil {
+		return err
 	}
 	// The save runs to its end even when the caller goes away: a save cut
 	// short would leave the file in an unknown state.

@@ -99,7 +99,8 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 			if m.Path == "" {
 				m.Path = path.Join(dir, m.Name)
 			}
-			if match(m) {
+			// Save lock files (savelock.go) are ours, not the user's.
+			if match(m) && !(m.Type == "file" && isLockFile(m.Name)) {
 				entries = append(entries, entry(m))
 			}
 			if m.Type == "directory" && depth < maxDepth {

@@ -1,0 +1,343 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+)
+
+// The save lock keeps two server processes (two agents' hosts, each with
+// its own jupyter-mcp-server, on one Jupyter server) from losing each
+// other's changes. Within one process document.writeMu serializes the
+// read-modify-save of a notebook; across processes the only thing the
+// writers share is the Jupyter server, so the lock lives there, as a file
+// next to the notebook:
+//
+//   - acquire: write our token to a file of our own (".x.ipynb.lock.TOKEN"),
+//     then rename it to the lock name (".x.ipynb.lock"). The Contents API
+//     refuses a rename onto an existing file with 409, so one process wins.
+//   - the holder reloads the notebook if the file changed, applies its
+//     change, reads the lock back (our token must be in it), saves, and
+//     deletes the lock.
+//   - a holder that crashed leaves its lock behind: a waiter that sees the
+//     same lock content for saveLockTTL of its own clock (no clock is
+//     compared across machines) moves it aside and takes the lock. A live
+//     holder rewrites its lock every saveLockTTL/4 while it holds it, so it
+//     is never taken as stale.
+//
+// The rename is exclusive on jupyter_server's synchronous file manager (the
+// default of jupyter_server 1.x): the existence check and the move run in
+// one step of its event loop. The asynchronous manager (the default of 2.x)
+// checks, then moves in a worker thread, so two renames can both succeed:
+// the last one's content stays. Reading the lock back before the save
+// makes the loser of that race see another token and start over.
+//
+// Lock names start with a dot, which Jupyter hides from listings; a server
+// that refuses hidden files (allow_hidden false, the default) gets the same
+// names without the dot, which list_files filters out.
+
+// Variables so that tests can shorten them.
+var (
+	saveLockTTL  = 10 * time.Second       // a lock unchanged this long is stale
+	saveLockWait = 30 * time.Second       // how long a save waits for the lock
+	saveLockLook = 500 * time.Millisecond // how often a waiter reads it
+)
+
+// lockFileName matches the visible lock names (and their temporary and
+// stale forms) so that listings can leave them out.
+var lockFileName = regexp.MustCompile(`\.ipynb\.lock(\.(stale\.)?[0-9a-f]{32})?$`)
+
+// isLockFile reports whether a file name is one of our save lock files.
+func isLockFile(name string) bool { return lockFileName.MatchString(path.Base(name)) }
+
+// SaveLockError says a change was not saved because the notebook's save lock
+// could not be taken: another process held it the whole time, or the Jupyter
+// server failed while we tried.
+type SaveLockError struct {
+	Notebook, Path string
+	LockPath       string        // the lock file on the Jupyter server
+	Holder         string        // who held the lock, as its lock file says ("" if unknown)
+	Waited         time.Duration // how long we waited
+	Err            error         // the Jupyter error that stopped us, if any
+}
+
+func (e *SaveLockError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("notebook %q (%s) was not saved: taking its save lock failed: %v", e.Notebook, e.Path, e.Err)
+	}
+	holder := "another process"
+	if e.Holder != "" {
+		holder = e.Holder
+	}
+	return fmt.Sprintf("notebook %q (%s) was not saved: %s held its save lock for the %s we waited", e.Notebook, e.Path, holder, e.Waited.Round(time.Second))
+}
+
+func (e *SaveLockError) Unwrap() error { return e.Err }
+
+// SaveLockLostError says that the save lock was no longer ours when we were
+// about to save (another process took it as stale): the change was not saved.
+type SaveLockLostError struct {
+	Notebook, Path string
+	Holder         string // who holds it now, if known
+}
+
+func (e *SaveLockLostError) Error() string {
+	return fmt.Sprintf("notebook %q (%s) was not saved: its save lock was taken over by %s before the save", e.Notebook, e.Path, orUnknown(e.Holder))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "another process"
+	}
+	return s
+}
+
+// lockContent is what a lock file holds.
+type lockContent struct {
+	Owner string `json:"owner"` // host and pid, for people and messages
+	Token string `json:"token"` // unique to one holding
+	Seq   int    `json:"seq"`   // bumped by every refresh
+	Note  string `json:"note"`
+}
+
+// lockOwner names this process in lock files.
+var lockOwner = func() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("jupyter-mcp-server pid %d on %s", os.Getpid(), host)
+}()
+
+func newToken() string {
+	var b [16]byte
+	_, _ = cryptorand(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+var cryptorand = crand.Read
+
+// lockNames are the lock file names of one notebook.
+type lockNames struct{ lock, dir, base string }
+
+func namesFor(nbPath string, hidden bool) lockNames {
+	dir, base := path.Split(nbPath)
+	if hidden {
+		base = "." + base
+	}
+	return lockNames{lock: dir + base + ".lock", dir: dir, base: base}
+}
+
+// saveLock is a held lock.
+type saveLock struct {
+	client *jupyter.Client
+	path   string
+	token  string
+
+	mu   sync.Mutex
+	seq  int
+	lost error // set when a refresh found the lock gone or not ours
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// lockMode remembers per document whether the server takes hidden names:
+// 0 unknown, 1 hidden, 2 visible.
+type lockMode struct{ v atomic.Int32 }
+
+// acquireSaveLock takes the save lock of d's notebook, waiting up to
+// saveLockWait for another holder to release it.
+func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, error) {
+	start := time.Now()
+	var names lockNames
+	fail := func(holder string, err error) error {
+		return &SaveLockError{Notebook: d.name, Path: d.path, LockPath: names.lock, Holder: holder, Waited: time.Since(start), Err: err}
+	}
+	token := newToken()
+	content := func(seq int) string {
+		b, _ := json.Marshal(lockContent{Owner: lockOwner, Token: token, Seq: seq,
+			Note: "jupyter-mcp-server holds this file while it saves " + path.Base(d.path) + "; it is stale 10 s after its last change"})
+		return string(b)
+	}
+	// The file we rename into place; a server refusing hidden names
+	// (400) makes us use visible ones from then on.
+	var tmp string
+	for {
+		hidden := d.lockMode.v.Load() != 2
+		names = namesFor(d.path, hidden)
+		tmp = names.lock + "." + token
+		_, err := d.client.SaveText(context.WithoutCancel(ctx), tmp, content(0))
+		if err == nil {
+			if hidden {
+				d.lockMode.v.Store(1)
+			}
+			break
+		}
+		var ae *jupyter.APIError
+		if hidden && errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+			d.lockMode.v.Store(2)
+			continue
+		}
+		return nil, fail("", err)
+	}
+	dropTmp := func() {
+		if err := d.client.Delete(context.WithoutCancel(ctx), tmp); err != nil && !jupyter.IsNotFound(err) {
+			e.log.Warn("removing a save lock file", "path", tmp, "err", err)
+		}
+	}
+
+	var (
+		seen      []byte    // the lock content we last saw held by someone else
+		seenSince time.Time // since when, on our clock
+		lastLook  time.Time
+		holder    string
+		backoff   = 4 * time.Millisecond
+	)
+	for {
+		_, err := d.client.Rename(context.WithoutCancel(ctx), tmp, names.lock)
+		if err == nil {
+			l := &saveLock{client: d.client, path: names.lock, token: token, stop: make(chan struct{}), done: make(chan struct{})}
+			go l.refresh(e, content)
+			return l, nil
+		}
+		if !isConflict(err) {
+			dropTmp()
+			return nil, fail("", err)
+		}
+		// Someone holds it. Now and then look at what they wrote, to name
+		// them and to notice a lock nobody refreshes (the same content
+		// seen saveLockTTL apart: every holding has its own token, every
+		// refresh its own seq). Only now and then: the Jupyter server
+		// serves the holder too.
+		if time.Since(lastLook) >= saveLockLook {
+			lastLook = time.Now()
+			m, gerr := d.client.Get(context.WithoutCancel(ctx), names.lock, true)
+			switch {
+			case gerr == nil:
+				var s string
+				_ = json.Unmarshal(m.Content, &s)
+				var lc lockContent
+				if json.Unmarshal([]byte(s), &lc) == nil && lc.Owner != "" {
+					holder = lc.Owner
+				}
+				if !bytes.Equal([]byte(s), seen) {
+					seen, seenSince = []byte(s), time.Now()
+				} else if time.Since(seenSince) >= saveLockTTL {
+					e.breakStaleLock(ctx, d.client, names, token, s)
+					seen = nil
+					continue
+				}
+			case jupyter.IsNotFound(gerr):
+				continue // released meanwhile: try again at once
+			default:
+				dropTmp()
+				return nil, fail(holder, gerr)
+			}
+		}
+		if time.Since(start) >= saveLockWait || ctx.Err() != nil {
+			dropTmp()
+			return nil, fail(holder, ctx.Err())
+		}
+		// Jittered backoff, so that waiters do not march in step.
+		sleep := backoff/2 + rand.N(backoff)
+		select {
+		case <-time.After(sleep):
+		case <-ctx.Done():
+		}
+		backoff = min(backoff*2, 40*time.Millisecond)
+	}
+}
+
+// breakStaleLock moves a lock whose content did not change for saveLockTTL
+// out of the way: renamed to a name of our own (so that of several waiters
+// only one moves it), checked to be the stale one, and deleted. Had another
+// waiter meanwhile broken it and taken a fresh lock, what we moved is that
+// fresh lock: it goes back.
+func (e *Engine) breakStaleLock(ctx context.Context, client *jupyter.Client, names lockNames, token, stale string) {
+	ctx = context.WithoutCancel(ctx)
+	aside := names.lock + ".stale." + token
+	if _, err := client.Rename(ctx, names.lock, aside); err != nil {
+		return // gone already, or someone else moved it
+	}
+	m, err := client.Get(ctx, aside, true)
+	var s string
+	if err == nil {
+		_ = json.Unmarshal(m.Content, &s)
+	}
+	if err == nil && s != stale {
+		if _, err := client.Rename(ctx, aside, names.lock); err == nil {
+			return
+		}
+	}
+	e.log.Warn("removed a stale save lock", "path", names.lock, "content", stale)
+	if err := client.Delete(ctx, aside); err != nil && !jupyter.IsNotFound(err) {
+		e.log.Warn("removing a stale save lock", "path", aside, "err", err)
+	}
+}
+
+// isConflict reports a 409 from the Contents API (the rename target exists).
+func isConflict(err error) bool {
+	var ae *jupyter.APIError
+	return errors.As(err, &ae) && ae.Status == http.StatusConflict
+}
+
+// refresh rewrites the lock every saveLockRefresh while it is held, so that
+// a long save is never taken for a crashed one.
+func (l *saveLock) refresh(e *Engine, content func(int) string) {
+	defer close(l.done)
+	t := time.NewTicker(saveLockTTL / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		l.mu.Lock()
+		l.seq++
+		seq := l.seq
+		l.mu.Unlock()
+		if _, err := l.client.SaveText(context.Background(), l.path, content(seq)); err != nil {
+			e.log.Warn("refreshing a save lock", "path", l.path, "err", err)
+		}
+	}
+}
+
+// verify reads the lock back: it must still hold our token.
+func (l *saveLock) verify(ctx context.Context, d *document) error {
+	m, err := l.client.Get(context.WithoutCancel(ctx), l.path, true)
+	if err != nil {
+		if jupyter.IsNotFound(err) {
+			return &SaveLockLostError{Notebook: d.name, Path: d.path}
+		}
+		return &SaveLockError{Notebook: d.name, Path: d.path, LockPath: l.path, Err: err}
+	}
+	var s string
+	_ = json.Unmarshal(m.Content, &s)
+	var lc lockContent
+	if json.Unmarshal([]byte(s), &lc) != nil || lc.Token != l.token {
+		return &SaveLockLostError{Notebook: d.name, Path: d.path, Holder: lc.Owner}
+	}
+	return nil
+}
+
+// release stops the refresher and deletes the lock.
+func (l *saveLock) release(e *Engine) {
+	close(l.stop)
+	<-l.done
+	if err := l.client.Delete(context.Background(), l.path); err != nil && !jupyter.IsNotFound(err) {
+		e.log.Warn("releasing a save lock", "path", l.path, "err", err)
+	}
+}

@@ -1,0 +1,37 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// saveErrorText words the errors of the cross-process save lock for the
+// agent: the change was not saved, and what to do about it.
+func saveErrorText(tool string, err error) (string, bool) {
+	var busy *engine.SaveLockError
+	if errors.As(err, &busy) {
+		if busy.Err != nil {
+			return fmt.Sprintf("Not saved: notebook %q (%s) could not be locked for saving because the Jupyter server failed (%s). Nothing was changed; retry %s once Jupyter answers again.",
+				busy.Notebook, busy.Path, redact(busy.Err.Error()), tool), true
+		}
+		holder := "another process"
+		if busy.Holder != "" {
+			holder = busy.Holder
+		}
+		return fmt.Sprintf("Not saved: notebook %q (%s) is being saved by %s, which held its save lock for the whole %s this call waited. Nothing was changed; retry %s. If this keeps happening that process may be stuck: stop it, or delete the lock file %q on the Jupyter server (a lock nobody refreshes also expires by itself after 10 s).",
+			busy.Notebook, busy.Path, holder, busy.Waited.Round(time.Second), tool, busy.LockPath), true
+	}
+	var lost *engine.SaveLockLostError
+	if errors.As(err, &lost) {
+		holder := "another process"
+		if lost.Holder != "" {
+			holder = lost.Holder
+		}
+		return fmt.Sprintf("Not saved: %s took over the save lock of notebook %q (%s) before this change was saved (it took this server for stalled). Nothing was changed; read the notebook again (read_notebook) and retry %s.",
+			holder, lost.Notebook, lost.Path, tool), true
+	}
+	return "", false
+}
