@@ -105,6 +105,8 @@ type Engine struct {
 	current map[string]string       // session -> current notebook name
 	kernels map[string]*kernelEntry // by kernel id: one channel per kernel
 
+	saveLockTimes saveLockTimes // savelock.go; zero: the defaults
+
 	execSeq atomic.Uint64
 	execs   sync.WaitGroup // executions still collecting outputs
 	closed  atomic.Bool

@@ -226,6 +226,7 @@ func TestJupyter(t *testing.T) {
 	run("BadInputsLeaveFileUnchanged", testBadInputs)
 	run("ExternalEdit", testExternalEdit)
 	run("ConcurrentInserts", testConcurrentInserts)
+	run("SaveLock", testSaveLock)
 	run("ListFiles", testListFiles)
 	run("ListKernels", testListKernels)
 	run("ConnectJupyter", testConnectJupyter)

@@ -34,9 +34,9 @@ import (
 //     change, reads the lock back (our token must be in it), saves, and
 //     deletes the lock.
 //   - a holder that crashed leaves its lock behind: a waiter that sees the
-//     same lock content for saveLockTTL of its own clock (no clock is
+//     same lock content for the TTL (10 s) of its own clock (no clock is
 //     compared across machines) moves it aside and takes the lock. A live
-//     holder rewrites its lock every saveLockTTL/4 while it holds it, so it
+//     holder rewrites its lock every 2.5 s while it holds it, so it
 //     is never taken as stale.
 //
 // The rename is exclusive on jupyter_server's synchronous file manager (the
@@ -50,12 +50,22 @@ import (
 // that refuses hidden files (allow_hidden false, the default) gets the same
 // names without the dot, which list_files filters out.
 
-// Variables so that tests can shorten them.
-var (
-	saveLockTTL  = 10 * time.Second       // a lock unchanged this long is stale
-	saveLockWait = 30 * time.Second       // how long a save waits for the lock
-	saveLockLook = 500 * time.Millisecond // how often a waiter reads it
-)
+// saveLockTimes are the lock's times; an Engine's zero value means the
+// defaults (tests shorten them).
+type saveLockTimes struct {
+	ttl  time.Duration // a lock unchanged this long is stale; a holder rewrites it every ttl/4
+	wait time.Duration // how long a save waits for the lock
+	look time.Duration // how often a waiter reads the lock
+}
+
+var defaultSaveLockTimes = saveLockTimes{ttl: 10 * time.Second, wait: 30 * time.Second, look: 500 * time.Millisecond}
+
+func (e *Engine) lockTimes() saveLockTimes {
+	if e.saveLockTimes.ttl == 0 {
+		return defaultSaveLockTimes
+	}
+	return e.saveLockTimes
+}
 
 // lockFileName matches the visible lock names (and their temporary and
 // stale forms) so that listings can leave them out.
@@ -161,6 +171,7 @@ type lockMode struct{ v atomic.Int32 }
 // saveLockWait for another holder to release it.
 func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, error) {
 	start := time.Now()
+	times := e.lockTimes()
 	var names lockNames
 	fail := func(holder string, err error) error {
 		return &SaveLockError{Notebook: d.name, Path: d.path, LockPath: names.lock, Holder: holder, Waited: time.Since(start), Err: err}
@@ -209,7 +220,7 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 		_, err := d.client.Rename(context.WithoutCancel(ctx), tmp, names.lock)
 		if err == nil {
 			l := &saveLock{client: d.client, path: names.lock, token: token, stop: make(chan struct{}), done: make(chan struct{})}
-			go l.refresh(e, content)
+			go l.refresh(e, times.ttl/4, content)
 			return l, nil
 		}
 		if !isConflict(err) {
@@ -218,10 +229,10 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 		}
 		// Someone holds it. Now and then look at what they wrote, to name
 		// them and to notice a lock nobody refreshes (the same content
-		// seen saveLockTTL apart: every holding has its own token, every
+		// seen a TTL apart: every holding has its own token, every
 		// refresh its own seq). Only now and then: the Jupyter server
 		// serves the holder too.
-		if time.Since(lastLook) >= saveLockLook {
+		if time.Since(lastLook) >= times.look {
 			lastLook = time.Now()
 			m, gerr := d.client.Get(context.WithoutCancel(ctx), names.lock, true)
 			switch {
@@ -234,7 +245,7 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 				}
 				if !bytes.Equal([]byte(s), seen) {
 					seen, seenSince = []byte(s), time.Now()
-				} else if time.Since(seenSince) >= saveLockTTL {
+				} else if time.Since(seenSince) >= times.ttl {
 					e.breakStaleLock(ctx, d.client, names, token, s)
 					seen = nil
 					continue
@@ -246,7 +257,7 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 				return nil, fail(holder, gerr)
 			}
 		}
-		if time.Since(start) >= saveLockWait || ctx.Err() != nil {
+		if time.Since(start) >= times.wait || ctx.Err() != nil {
 			dropTmp()
 			return nil, fail(holder, ctx.Err())
 		}
@@ -260,7 +271,7 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 	}
 }
 
-// breakStaleLock moves a lock whose content did not change for saveLockTTL
+// breakStaleLock moves a lock whose content did not change for the TTL
 // out of the way: renamed to a name of our own (so that of several waiters
 // only one moves it), checked to be the stale one, and deleted. Had another
 // waiter meanwhile broken it and taken a fresh lock, what we moved is that
@@ -295,9 +306,9 @@ func isConflict(err error) bool {
 
 // refresh rewrites the lock every saveLockRefresh while it is held, so that
 // a long save is never taken for a crashed one.
-func (l *saveLock) refresh(e *Engine, content func(int) string) {
+func (l *saveLock) refresh(e *Engine, every time.Duration, content func(int) string) {
 	defer close(l.done)
-	t := time.NewTicker(saveLockTTL / 4)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

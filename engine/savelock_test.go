@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestIsLockFile(t *testing.T) {
+	tok := strings.Repeat("ab", 16)
+	for name, want := range map[string]bool{
+		"a.ipynb.lock":                         true,
+		".a.ipynb.lock":                        true,
+		"dir/a b.ipynb.lock":                   true,
+		"a.ipynb.lock." + tok:                  true,
+		"a.ipynb.lock.stale." + tok:            true,
+		"a.ipynb":                              false,
+		"a.lock":                               false,
+		"a.ipynb.lock.txt":                     false,
+		"a.ipynb.lock." + tok[:10]:             false,
+		"a.ipynb.lock.stale." + tok + "x":      false,
+		"notes/a.ipynb.lock/readme.ipynb":      false,
+		"a.ipynb.locked":                       false,
+		"a.ipynb.lock.stale":                   false,
+		"a.ipynb.lock." + strings.ToUpper(tok): false,
+	} {
+		if got := isLockFile(name); got != want {
+			t.Errorf("isLockFile(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// testSaveLock holds the save lock the way another process would (a file
+// at the lock's name) and checks what a save does: waits while the holder
+// refreshes it and then says it was not saved, takes it over once nobody
+// refreshes it, and leaves no lock file behind.
+func testSaveLock(t *testing.T, f *fixture) {
+	ctx := ctxT(t)
+	e := f.e
+	e.saveLockTimes = saveLockTimes{ttl: 600 * time.Millisecond, wait: 2 * time.Second, look: 50 * time.Millisecond}
+	f.use(t, "s", "nb", "locked.ipynb", "create")
+	_, _, err := e.InsertCell(ctx, "s", "", -1, "code", "a = 1")
+	checkNoError(t, "insert", err)
+	d, err := e.lookup("s", "nb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test server refuses hidden files, so the lock has a visible name.
+	lockPath := f.path("locked.ipynb.lock")
+	if d.lockMode.v.Load() != 2 {
+		t.Fatalf("lock mode %d, want 2 (visible names) on a server that refuses hidden files", d.lockMode.v.Load())
+	}
+	hold := func(seq int) {
+		b, _ := json.Marshal(lockContent{Owner: "other process 4242", Token: strings.Repeat("0", 32), Seq: seq})
+		if _, err := f.client.SaveText(ctx, lockPath, string(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A live holder: it rewrites its lock faster than the TTL.
+	before := f.file(t, "locked.ipynb")
+	hold(0)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for seq := 1; ; seq++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				hold(seq)
+			}
+		}
+	}()
+	// Listings do not show it.
+	entries, err := e.ListFiles(ctx, f.dir, 0, "")
+	checkNoError(t, "list", err)
+	for _, en := range entries {
+		if isLockFile(en.Path) {
+			t.Errorf("list_files shows the lock file %s", en.Path)
+		}
+	}
+	_, _, err = e.InsertCell(ctx, "s", "", -1, "code", "b = 2")
+	close(stop)
+	wg.Wait()
+	var busy *SaveLockError
+	if !errors.As(err, &busy) {
+		t.Fatalf("insert while another process holds the lock: %v (%T), want a *SaveLockError", err, err)
+	}
+	if busy.Holder != "other process 4242" || busy.LockPath != lockPath || busy.Err != nil {
+		t.Errorf("SaveLockError %+v: want holder %q and lock path %q", busy, "other process 4242", lockPath)
+	}
+	if string(before) != string(f.file(t, "locked.ipynb")) {
+		t.Error("the refused insert changed the file")
+	}
+
+	// The holder stops refreshing (it crashed): after the TTL the lock is
+	// taken over and the insert is saved.
+	_, _, err = e.InsertCell(ctx, "s", "", -1, "code", "c = 3")
+	checkNoError(t, "insert over a stale lock", err)
+	if got, want := sources(f.disk(t, "locked.ipynb")), []string{"a = 1", "c = 3"}; !equalStrings(got, want) {
+		t.Errorf("on disk %q, want %q", got, want)
+	}
+
+	// Our lock read back with another token (taken over meanwhile): the
+	// save is refused.
+	l, err := e.acquireSaveLock(ctx, d)
+	checkNoError(t, "acquire", err)
+	checkNoError(t, "verify", l.verify(ctx, d))
+	hold(99)
+	var lost *SaveLockLostError
+	if err := l.verify(ctx, d); !errors.As(err, &lost) || lost.Holder != "other process 4242" {
+		t.Errorf("verify after a takeover: %v, want a *SaveLockLostError naming the holder", err)
+	}
+	l.release(e)
+
+	// Nothing of the lock is left in the directory.
+	ms, err := f.client.List(ctx, f.dir)
+	checkNoError(t, "list", err)
+	for _, m := range ms {
+		if m.Name != "locked.ipynb" {
+			t.Errorf("left in the directory: %s", m.Name)
+		}
+	}
+}

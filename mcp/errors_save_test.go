@@ -1,0 +1,42 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+func TestSaveErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want []string
+	}{
+		{&engine.SaveLockError{Notebook: "nb", Path: "a.ipynb", LockPath: "a.ipynb.lock", Holder: "jupyter-mcp-server pid 7 on box", Waited: 30 * time.Second},
+			[]string{"Not saved", `"nb"`, "pid 7 on box", "30s", "Nothing was changed", "retry insert_cell", `"a.ipynb.lock"`}},
+		{fmt.Errorf("saving: %w", &engine.SaveLockError{Notebook: "nb", Path: "a.ipynb", Err: errors.New("the Jupyter server at http://h/?token=s3cret answered 500")}),
+			[]string{"Not saved", "Jupyter server failed", "retry insert_cell", "[redacted]"}},
+		{&engine.SaveLockLostError{Notebook: "nb", Path: "a.ipynb", Holder: "jupyter-mcp-server pid 9 on box"},
+			[]string{"Not saved", "pid 9 on box", "Nothing was changed", "read_notebook", "retry insert_cell"}},
+	} {
+		text, ok := saveErrorText("insert_cell", tc.err)
+		if !ok {
+			t.Errorf("%v: not worded", tc.err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%q lacks %q", text, w)
+			}
+		}
+		if strings.Contains(text, "s3cret") {
+			t.Errorf("%q leaks the token", text)
+		}
+	}
+	if _, ok := saveErrorText("insert_cell", engine.Userf("bad index")); ok {
+		t.Error("a user error was worded as a save error")
+	}
+}
