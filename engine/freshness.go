@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 )
@@ -12,35 +13,46 @@ import (
 // it. Before serving cells a reader checks the file's last_modified (a GET
 // without content, cheap) and reloads the notebook when it changed.
 //
-// Readers coalesce: one that arrives while a check is in flight waits for
-// that check instead of starting its own, so a burst of reads costs one
-// request per round trip, not one per read. The answer then reflects the
-// file as it was at most one round trip before the read arrived.
+// Readers coalesce, so that a busy notebook costs the Jupyter server a few
+// requests a second, not one per read: a reader that arrives while a check
+// is in flight waits for it, and one that arrives less than freshWindow
+// after the start of the last check takes that check's answer. What a read
+// serves is then the file as it was at most freshWindow (plus one round
+// trip) before the read. Our own saves are always seen at once.
 
-// freshCheck is the check in flight for one document.
+// freshWindow is how long a check's answer serves later readers.
+const freshWindow = 100 * time.Millisecond
+
+// freshCheck is the check in flight for one document, and the last one.
 type freshCheck struct {
-	mu  sync.Mutex
-	cur *flight
+	mu   sync.Mutex
+	cur  *flight // in flight
+	last *flight // the last finished
 }
 
 type flight struct {
-	done chan struct{}
-	err  error
+	started time.Time
+	done    chan struct{}
+	err     error
 }
 
 // ensureFresh makes d's model reflect its file (see above). It fails when
 // the file is gone or no longer a notebook.
 func (e *Engine) ensureFresh(ctx context.Context, d *document, session string) error {
 	d.check.mu.Lock()
+	if l := d.check.last; l != nil && time.Since(l.started) < freshWindow {
+		d.check.mu.Unlock()
+		return l.err
+	}
 	f := d.check.cur
 	if f == nil {
-		f = &flight{done: make(chan struct{})}
+		f = &flight{started: time.Now(), done: make(chan struct{})}
 		d.check.cur = f
 		go func() {
 			// Detached from this reader: others may be waiting on it.
 			f.err = e.checkFile(context.WithoutCancel(ctx), d, session)
 			d.check.mu.Lock()
-			d.check.cur = nil
+			d.check.cur, d.check.last = nil, f
 			d.check.mu.Unlock()
 			close(f.done)
 		}()

@@ -176,8 +176,11 @@ func TestReadsFollowTheFile(t *testing.T) {
 		t.Fatalf("read_cell: %s", text)
 	}
 
-	// Someone else rewrites the file.
+	// Someone else rewrites the file. A read may take the answer of a
+	// check of the file up to 100 ms old (engine/freshness.go): reads
+	// after that see the edit.
 	writeNotebook(t, srv, path, "x = 1", "y = 'edited outside'", "z = 3")
+	time.Sleep(150 * time.Millisecond)
 	if text, _ := ok(t, cs, "read_cell", map[string]any{"cell_index": 1, "notebook_name": "o"}); !strings.Contains(text, "edited outside") {
 		t.Errorf("read_cell after an outside edit serves the old cell:\n%s", text)
 	}
@@ -188,6 +191,7 @@ func TestReadsFollowTheFile(t *testing.T) {
 	if err := os.Remove(srv.Path(path)); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(150 * time.Millisecond)
 	fails(t, cs, "read_cell", map[string]any{"cell_index": 0, "notebook_name": "o"}, "no longer exists")
 	fails(t, cs, "read_notebook", map[string]any{"notebook_name": "o"}, "no longer exists")
 }
