@@ -408,6 +408,22 @@ type change func(nb *notebook.Notebook) ([]NotebookEvent, error)
 func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
+	for attempt := 1; ; attempt++ {
+		err := e.mutateLocked(ctx, d, session, byIndex, apply)
+		// The lock read back before the save was not ours (on an
+		// asynchronous contents manager two renames can both succeed;
+		// or a waiter took us for stalled): nothing was saved, so the
+		// change can start over.
+		var lost *SaveLockLostError
+		if errors.As(err, &lost) && attempt < 5 && ctx.Err() == nil {
+			continue
+		}
+		return err
+	}
+}
+
+// mutateLocked is one attempt of mutate, under d.writeMu.
+func (e *Engine) mutateLocked(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
 	lock, err := e.acquireSaveLock(ctx, d)
 	if err != nil {
 		return err
@@ -415,6 +431,11 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 	defer lock.release(e)
 	reloaded, err := e.syncFromDisk(ctx, d, session)
 	if err != nil {
+		// A file caught mid-save by another holder means the lock
+		// was not ours after all.
+		if verr := lock.verify(ctx, d); verr != nil {
+			return verr
+		}
 		return err
 	}
 	if reloaded && byIndex {

@@ -304,8 +304,9 @@ func isConflict(err error) bool {
 	return errors.As(err, &ae) && ae.Status == http.StatusConflict
 }
 
-// refresh rewrites the lock every saveLockRefresh while it is held, so that
-// a long save is never taken for a crashed one.
+// refresh rewrites the lock every so often while it is held, so that a
+// long save is never taken for a crashed one. It first reads the lock back:
+// a lock that is no longer ours is left alone (and we know we lost it).
 func (l *saveLock) refresh(e *Engine, every time.Duration, content func(int) string) {
 	defer close(l.done)
 	t := time.NewTicker(every)
@@ -315,6 +316,9 @@ func (l *saveLock) refresh(e *Engine, every time.Duration, content func(int) str
 		case <-l.stop:
 			return
 		case <-t.C:
+		}
+		if _, err := l.check(context.Background()); err != nil {
+			return
 		}
 		l.mu.Lock()
 		l.seq++
@@ -326,28 +330,54 @@ func (l *saveLock) refresh(e *Engine, every time.Duration, content func(int) str
 	}
 }
 
-// verify reads the lock back: it must still hold our token.
-func (l *saveLock) verify(ctx context.Context, d *document) error {
+// errNotOurs says the lock file holds another holding's token.
+var errNotOurs = errors.New("the save lock is not ours")
+
+// check reads the lock back: nil when it holds our token, else errNotOurs
+// (with the holder it names) or the Jupyter error. Not ours is remembered.
+func (l *saveLock) check(ctx context.Context) (string, error) {
 	m, err := l.client.Get(context.WithoutCancel(ctx), l.path, true)
-	if err != nil {
-		if jupyter.IsNotFound(err) {
-			return &SaveLockLostError{Notebook: d.name, Path: d.path}
-		}
-		return &SaveLockError{Notebook: d.name, Path: d.path, LockPath: l.path, Err: err}
+	if err != nil && !jupyter.IsNotFound(err) {
+		return "", err
 	}
-	var s string
-	_ = json.Unmarshal(m.Content, &s)
 	var lc lockContent
-	if json.Unmarshal([]byte(s), &lc) != nil || lc.Token != l.token {
-		return &SaveLockLostError{Notebook: d.name, Path: d.path, Holder: lc.Owner}
+	if err == nil {
+		var s string
+		_ = json.Unmarshal(m.Content, &s)
+		_ = json.Unmarshal([]byte(s), &lc)
+	}
+	if err != nil || lc.Token != l.token {
+		l.mu.Lock()
+		l.lost = errNotOurs
+		l.mu.Unlock()
+		return lc.Owner, errNotOurs
+	}
+	return "", nil
+}
+
+// verify reads the lock back before a save: it must still hold our token.
+func (l *saveLock) verify(ctx context.Context, d *document) error {
+	holder, err := l.check(ctx)
+	switch {
+	case errors.Is(err, errNotOurs):
+		return &SaveLockLostError{Notebook: d.name, Path: d.path, Holder: holder}
+	case err != nil:
+		return &SaveLockError{Notebook: d.name, Path: d.path, LockPath: l.path, Err: err}
 	}
 	return nil
 }
 
-// release stops the refresher and deletes the lock.
+// release stops the refresher and deletes the lock, unless it turned out
+// not to be ours.
 func (l *saveLock) release(e *Engine) {
 	close(l.stop)
 	<-l.done
+	l.mu.Lock()
+	lost := l.lost != nil
+	l.mu.Unlock()
+	if lost {
+		return
+	}
 	if err := l.client.Delete(context.Background(), l.path); err != nil && !jupyter.IsNotFound(err) {
 		e.log.Warn("releasing a save lock", "path", l.path, "err", err)
 	}

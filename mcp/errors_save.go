@@ -30,7 +30,7 @@ func saveErrorText(tool string, err error) (string, bool) {
 		if lost.Holder != "" {
 			holder = lost.Holder
 		}
-		return fmt.Sprintf("Not saved: %s took over the save lock of notebook %q (%s) before this change was saved (it took this server for stalled). Nothing was changed; read the notebook again (read_notebook) and retry %s.",
+		return fmt.Sprintf("Not saved: %s took over the save lock of notebook %q (%s) before this change could be saved. Nothing was changed; read the notebook again (read_notebook) and retry %s.",
 			holder, lost.Notebook, lost.Path, tool), true
 	}
 	return "", false

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,9 +54,26 @@ func TestProcessesShareOneNotebook(t *testing.T) {
 	kernel := srv.StartKernel(t)
 	for _, procs := range []int{2, 4} {
 		t.Run(fmt.Sprintf("%d processes", procs), func(t *testing.T) {
+			insertFromProcesses(t, srv, kernel.ID, procs, 50)
+		})
+	}
+}
+
+// The same on jupyter_server's asynchronous contents manager (the default
+// of jupyter_server 2.x), where a rename onto an existing file is not
+// exclusive: the lock is confirmed by reading it back.
+func TestProcessesShareOneNotebookAsyncContents(t *testing.T) {
+	srv := jupytertest.Start(t, jupytertest.WithArgs(
+		"--ServerApp.contents_manager_class=jupyter_server.services.contents.largefilemanager.AsyncLargeFileManager"))
+	kernel := srv.StartKernel(t)
+	insertFromProcesses(t, srv, kernel.ID, 4, 25)
+}
+
+func insertFromProcesses(t *testing.T, srv *jupytertest.Server, kernelID string, procs, perProc int) {
+	{
+		{
 			sub := srv.Subdir(t)
 			path := writeNotebook(t, srv, sub+"/shared.ipynb", "# header")
-			const perProc = 50
 
 			sessions := make([]*sdk.ClientSession, procs)
 			var wg sync.WaitGroup
@@ -71,7 +89,7 @@ func TestProcessesShareOneNotebook(t *testing.T) {
 				if cs == nil {
 					t.FailNow()
 				}
-				ok(t, cs, "use_notebook", map[string]any{"notebook_name": "shared", "notebook_path": path, "kernel_id": kernel.ID})
+				ok(t, cs, "use_notebook", map[string]any{"notebook_name": "shared", "notebook_path": path, "kernel_id": kernelID})
 			}
 
 			acked := make([][]string, procs)
@@ -158,7 +176,7 @@ func TestProcessesShareOneNotebook(t *testing.T) {
 					t.Errorf("process %d reads the last cell without %q:\n%s", p, lastSrc, text)
 				}
 			}
-		})
+		}
 	}
 }
 
@@ -194,4 +212,44 @@ func TestReadsFollowTheFile(t *testing.T) {
 	time.Sleep(150 * time.Millisecond)
 	fails(t, cs, "read_cell", map[string]any{"cell_index": 0, "notebook_name": "o"}, "no longer exists")
 	fails(t, cs, "read_notebook", map[string]any{"notebook_name": "o"}, "no longer exists")
+}
+
+// BenchmarkReadCellHTTP is figure 5 of the bench (read_cell from 8 HTTP
+// sessions at once) against the binary, for comparing binaries
+// (RELIABILITY_BIN) on a machine where the bench's baseline cannot run.
+func BenchmarkReadCellHTTP(b *testing.B) {
+	p, srv := startShared(b, "tok")
+	sub := srv.Subdir(b)
+	srcs := make([]string, 2000)
+	for i := range srcs {
+		srcs[i] = fmt.Sprintf("x = %d", i)
+	}
+	path := writeNotebook(b, srv, sub+"/read.ipynb", srcs...)
+	kernel := srv.StartKernel(b)
+	const sessions = 8
+	css := make([]*sdk.ClientSession, sessions)
+	for i := range css {
+		css[i] = p.connect(b)
+		ok(b, css[i], "use_notebook", map[string]any{"notebook_name": "reader", "notebook_path": path, "kernel_id": kernel.ID})
+	}
+	var next atomic.Int64
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, cs := range css {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_cell",
+					Arguments: map[string]any{"cell_index": (int(n) + i*250) % 2000, "notebook_name": "reader"}})
+				if err != nil || res.IsError {
+					b.Errorf("read_cell: %v %v", err, res)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
 }
