@@ -98,6 +98,10 @@ func (e *SaveLockError) Error() string {
 
 func (e *SaveLockError) Unwrap() error { return e.Err }
 
+// CallerCanFix: a lock held by another process is the caller's to retry; a
+// Jupyter failure is not.
+func (e *SaveLockError) CallerCanFix() bool { return e.Err == nil }
+
 // SaveLockLostError says that the save lock was no longer ours when we were
 // about to save (another process took it as stale): the change was not saved.
 type SaveLockLostError struct {
@@ -108,6 +112,9 @@ type SaveLockLostError struct {
 func (e *SaveLockLostError) Error() string {
 	return fmt.Sprintf("notebook %q (%s) was not saved: its save lock was taken over by %s before the save", e.Notebook, e.Path, orUnknown(e.Holder))
 }
+
+// CallerCanFix: nothing was saved; the caller can read and retry.
+func (*SaveLockLostError) CallerCanFix() bool { return true }
 
 func orUnknown(s string) string {
 	if s == "" {

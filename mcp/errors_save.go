@@ -8,15 +8,16 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 )
 
-// saveErrorText words the errors of the cross-process save lock for the
-// agent: the change was not saved, and what to do about it.
-func saveErrorText(tool string, err error) (string, bool) {
+func init() { wordings = append(wordings, wordSaveErrors) }
+
+// wordSaveErrors words the errors of the cross-process save lock for the
+// agent: the change was not saved, and what to do about it. (A Jupyter
+// failure while taking the lock is a server error, said as such by
+// errorResult with the engine's text: "... was not saved: taking its save
+// lock failed: ...".)
+func wordSaveErrors(tool string, err error) (string, bool) {
 	var busy *engine.SaveLockError
-	if errors.As(err, &busy) {
-		if busy.Err != nil {
-			return fmt.Sprintf("Not saved: notebook %q (%s) could not be locked for saving because the Jupyter server failed (%s). Nothing was changed; retry %s once Jupyter answers again.",
-				busy.Notebook, busy.Path, redact(busy.Err.Error()), tool), true
-		}
+	if errors.As(err, &busy) && busy.Err == nil {
 		holder := "another process"
 		if busy.Holder != "" {
 			holder = busy.Holder

@@ -17,12 +17,10 @@ func TestSaveErrorText(t *testing.T) {
 	}{
 		{&engine.SaveLockError{Notebook: "nb", Path: "a.ipynb", LockPath: "a.ipynb.lock", Holder: "jupyter-mcp-server pid 7 on box", Waited: 30 * time.Second},
 			[]string{"Not saved", `"nb"`, "pid 7 on box", "30s", "Nothing was changed", "retry insert_cell", `"a.ipynb.lock"`}},
-		{fmt.Errorf("saving: %w", &engine.SaveLockError{Notebook: "nb", Path: "a.ipynb", Err: errors.New("the Jupyter server at http://h/?token=s3cret answered 500")}),
-			[]string{"Not saved", "Jupyter server failed", "retry insert_cell", "[redacted]"}},
 		{&engine.SaveLockLostError{Notebook: "nb", Path: "a.ipynb", Holder: "jupyter-mcp-server pid 9 on box"},
 			[]string{"Not saved", "pid 9 on box", "Nothing was changed", "read_notebook", "retry insert_cell"}},
 	} {
-		text, ok := saveErrorText("insert_cell", tc.err)
+		text, ok := wordSaveErrors("insert_cell", tc.err)
 		if !ok {
 			t.Errorf("%v: not worded", tc.err)
 			continue
@@ -36,7 +34,17 @@ func TestSaveErrorText(t *testing.T) {
 			t.Errorf("%q leaks the token", text)
 		}
 	}
-	if _, ok := saveErrorText("insert_cell", engine.Userf("bad index")); ok {
+	if _, ok := wordSaveErrors("insert_cell", engine.Userf("bad index")); ok {
 		t.Error("a user error was worded as a save error")
+	}
+	// Through the tool result: a busy lock is the agent's to retry, a
+	// Jupyter failure is a server error; both say nothing was saved.
+	busy := errorResult("insert_cell", fmt.Errorf("x: %w", &engine.SaveLockError{Notebook: "nb", Path: "a.ipynb", LockPath: "a.ipynb.lock", Waited: time.Second}))
+	if text := textOf(busy); !busy.IsError || !strings.HasPrefix(text, "Not saved") {
+		t.Errorf("busy lock: %q", text)
+	}
+	failed := errorResult("insert_cell", &engine.SaveLockError{Notebook: "nb", Path: "a.ipynb", Err: errors.New("answered 500")})
+	if text := textOf(failed); !failed.IsError || !strings.Contains(text, "was not saved") || !strings.HasPrefix(text, "Server error") {
+		t.Errorf("Jupyter failure: %q", text)
 	}
 }

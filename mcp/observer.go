@@ -57,10 +57,6 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 		c.req = req
 		a, err := h(s, ctx, c, in)
 		if err != nil {
-			if text, ok := saveErrorText(d.name, err); ok {
-				s.log.Warn("tool failed", "tool", d.name, "err", redact(err.Error()))
-				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
-			}
 			if !engine.IsUserError(err) {
 				s.log.Warn("tool failed", "tool", d.name, "err", redact(err.Error()))
 			}

@@ -14,31 +14,31 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // startStdio runs the binary as an agent's host would: its own stdio
 // server on --jupyter-url, driven by a go-sdk client.
 func startStdio(t *testing.T, srv *jupytertest.Server) *sdk.ClientSession {
 	t.Helper()
-	cmd := exec.Command(binary(t), "--transport", "stdio", "--feed", "", "--start-new-code-sandbox", "false",
+	cmd := exec.Command(harness.Binary(t), "--transport", "stdio", "--feed", "", "--start-new-code-sandbox", "false",
 		"--jupyter-url", srv.URL, "--jupyter-token", srv.Token)
-	cmd.Env = cleanEnv("XDG_RUNTIME_DIR=" + t.TempDir())
-	stderr := &lockedBuffer{}
+	cmd.Env = harness.CleanEnv("XDG_RUNTIME_DIR=" + t.TempDir())
+	stderr := &harness.LockedBuffer{}
 	cmd.Stderr = stderr
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("stderr of a stdio server:\n%s", truncate(stderr.String(), 4000))
 		}
 	})
-	client := sdk.NewClient(&sdk.Implementation{Name: "crossproc-agent", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	cs, err := harness.ConnectStdio(ctx, "crossproc-agent", cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Closing the session closes stdin; the binary exits on EOF (the
-	// transport kills it if it does not).
+	// transport stops it if it does not).
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
@@ -216,7 +216,7 @@ func TestReadsFollowTheFile(t *testing.T) {
 
 // BenchmarkReadCellHTTP is figure 5 of the bench (read_cell from 8 HTTP
 // sessions at once) against the binary, for comparing binaries
-// (RELIABILITY_BIN) on a machine where the bench's baseline cannot run.
+// (JMS_TEST_BIN) on a machine where the bench's baseline cannot run.
 func BenchmarkReadCellHTTP(b *testing.B) {
 	p, srv := startShared(b, "tok")
 	sub := srv.Subdir(b)
@@ -229,7 +229,7 @@ func BenchmarkReadCellHTTP(b *testing.B) {
 	const sessions = 8
 	css := make([]*sdk.ClientSession, sessions)
 	for i := range css {
-		css[i] = p.connect(b)
+		css[i] = p.Connect(b)
 		ok(b, css[i], "use_notebook", map[string]any{"notebook_name": "reader", "notebook_path": path, "kernel_id": kernel.ID})
 	}
 	var next atomic.Int64
