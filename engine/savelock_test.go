@@ -117,7 +117,14 @@ func testSaveLock(t *testing.T, f *fixture) {
 	if err := l.verify(ctx, d); !errors.As(err, &lost) || lost.Holder != "other process 4242" {
 		t.Errorf("verify after a takeover: %v, want a *SaveLockLostError naming the holder", err)
 	}
+	// Releasing leaves the other holder's lock alone.
 	l.release(e)
+	if m, err := f.client.Get(ctx, lockPath, true); err != nil || !strings.Contains(string(m.Content), "other process 4242") {
+		t.Errorf("after releasing a lock lost to another holder, its lock file: %v %v", m, err)
+	}
+	if err := f.client.Delete(ctx, lockPath); err != nil {
+		t.Fatal(err)
+	}
 
 	// Nothing of the lock is left in the directory.
 	ms, err := f.client.List(ctx, f.dir)
