@@ -4,10 +4,13 @@ BIN       := bin/jupyter-mcp-server
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 PREFIX    ?= /usr/local
+# staticcheck is pinned and fetched through the Go module proxy by `make lint`.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(shell $(GO) env GOPATH 2>/dev/null)/bin/staticcheck
 export PATH := $(PATH):/usr/local/go/bin:$(shell $(GO) env GOPATH 2>/dev/null)/bin
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: build run test bench lint fmt golden snaps tidy-check install jupyter interop toolref fuzz
+.PHONY: build run test bench lint staticcheck fmt golden snaps tidy-check install jupyter interop toolref fuzz
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -34,9 +37,15 @@ jupyter:
 bench: build jupyter
 	$(GO) run ./bench -out bench.json
 
-lint:
+lint: staticcheck
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 	@out=$$(gofmt -l . 2>/dev/null | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
+
+# Installs the pinned staticcheck unless that version is already there.
+staticcheck:
+	@$(STATICCHECK) -version 2>/dev/null | grep -q '$(STATICCHECK_VERSION:v%=%)' || \
+		GOFLAGS=-mod=mod $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -115,7 +115,16 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		HostsCheckedInFront: true,
 	})
 
+	// The MCP token is chosen before the recorder starts so that a
+	// recording redacts it too.
 	secrets := []string{jupyterToken}
+	var token string
+	if transport(cfg) != "stdio" {
+		if token, err = mcpToken(cfg); err != nil {
+			return err
+		}
+		secrets = append(secrets, token)
+	}
 	if path := cfg.Record; path != "" {
 		stopRec, err := startRecorder(eng, path, secrets)
 		if err != nil {
@@ -139,11 +148,6 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		return srv.RunStdio(ctx)
 	default:
 		info.Mode = "streamable-http"
-		token, err := mcpToken(cfg)
-		if err != nil {
-			return err
-		}
-		secrets = append(secrets, token)
 		handler, err := httpHandler(cfg, srv, token, logger)
 		if err != nil {
 			return err

@@ -142,6 +142,7 @@ func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int
 			})
 		}
 		if stream {
+			//lint:ignore SA1019 deprecated only from protocol 2026-07-28; the reference streams outputs this way and 2025-11-25 hosts read it
 			_ = session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Logger: "jupyter-mcp-server", Data: msg})
 		}
 	}

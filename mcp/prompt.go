@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 these errors are the reference's sentences, shown to the agent as they are
+
 package mcp
 
 import (

@@ -123,6 +123,7 @@ func parseNotebookURI(uri string) (notebookURI, error) {
 // engine's message; anything else is an internal error without secrets.
 func resourceError(uri string, err error) error {
 	if engine.IsUserError(err) {
+		//lint:ignore SA1019 -32002 is the code the 2025-11-25 spec names for a missing resource; keep it
 		return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: agentText("", err), Data: json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri))}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "reading " + uri + " failed: " + redact(err.Error())}

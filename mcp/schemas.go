@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -100,15 +101,6 @@ func nullable(p *jsonschema.Schema) *jsonschema.Schema {
 	p.Type, p.Types = "", types
 	p.Default = json.RawMessage("null")
 	return p
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // patcher is what a tool's schema patch receives.
@@ -224,7 +216,7 @@ func usage(s *jsonschema.Schema) string {
 		case p.Minimum != nil:
 			desc += fmt.Sprintf(", >= %g", *p.Minimum)
 		}
-		if contains(s.Required, n) {
+		if slices.Contains(s.Required, n) {
 			desc += ", required"
 		} else if len(p.Default) > 0 {
 			desc += ", default " + string(p.Default)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -63,7 +64,7 @@ func ToolReference() string {
 				typ += fmt.Sprintf(" >= %g", *p.Minimum)
 			}
 			req := "no"
-			if contains(d.input.Required, n) {
+			if slices.Contains(d.input.Required, n) {
 				req = "yes"
 			}
 			dflt := "—"

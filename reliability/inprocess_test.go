@@ -81,13 +81,3 @@ func (ip *inproc) endpoint() string { return ip.http.URL + "/mcp" }
 func (ip *inproc) connect(t testing.TB) *sdk.ClientSession {
 	return harness.ConnectHTTPT(t, ip.endpoint(), ip.token)
 }
-
-// connectMemory opens a session over in-memory transports.
-func (ip *inproc) connectMemory(t testing.TB) (*sdk.ClientSession, *sdk.ServerSession) {
-	t.Helper()
-	cs, ss, err := harness.ConnectInMemory(context.Background(), ip.s.SDK(), "mem", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs, ss
-}

@@ -187,8 +187,7 @@ func testPNG(t testing.TB) []byte {
 	return buf.Bytes()
 }
 
-func ip(n int) *int   { return &n }
-func bp(b bool) *bool { return &b }
+func ip(n int) *int { return &n }
 
 func raw(t testing.TB, v any) json.RawMessage {
 	b, err := json.Marshal(v)

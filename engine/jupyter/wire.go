@@ -132,7 +132,7 @@ func splitV1(data []byte) (string, [][]byte, error) {
 	}
 	// Real messages have 4 to 6 parts: the offsets stay on the stack.
 	var small [10]uint64
-	offs := small[:0]
+	var offs []uint64
 	if n <= uint64(len(small)) {
 		offs = small[:n]
 	} else {

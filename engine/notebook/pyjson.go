@@ -120,25 +120,6 @@ func lineBreakEnd(s string, i int) int {
 	return -1
 }
 
-// splitLines is Python's str.splitlines(True).
-func splitLines(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); {
-		end := lineBreakEnd(s, i)
-		if end < 0 {
-			i++
-			continue
-		}
-		out = append(out, s[start:end])
-		start, i = end, end
-	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
-}
-
 // field is one key of an object being written, with how to write its value
 // at the given depth.
 type field struct {

@@ -237,7 +237,6 @@ func (p *ReplaySource) Subscribe() (<-chan engine.Event, func()) {
 
 // Recorded reports the events' original times, for a replay that wants
 // them (the tests); the workbench sees them moved to the present.
-func (p *ReplaySource) Recorded() []engine.Event { return p.events }
 
 func (p *ReplaySource) Info() HeaderInfo {
 	return HeaderInfo{Mode: "replay of " + filepath.Base(p.path)}
