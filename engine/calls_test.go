@@ -402,3 +402,12 @@ func TestSessionOpened(t *testing.T) {
 		t.Errorf("session = %+v", s)
 	}
 }
+
+func TestSessionClosedIsPublished(t *testing.T) {
+	t.Parallel()
+	h := newCallHarness(t)
+	h.e.SessionClosed("s9")
+	if s := h.next(t, EvSessionClosed).Session; s == nil || s.ID != "s9" {
+		t.Errorf("session = %+v", s)
+	}
+}

@@ -335,6 +335,8 @@ func (e *Engine) SessionClosed(session string) {
 	if e.sandboxes != nil {
 		e.sandboxes.sessionClosed(session)
 	}
+	// The workbench's session count goes down with it.
+	e.calls.bus.Publish(Event{Type: EvSessionClosed, Session: &SessionEvent{ID: session}})
 }
 
 // lookup resolves a notebook name for a session (see Notebook).
