@@ -64,6 +64,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		defer ln.Close()
 	}
 	jupyterURL, jupyterToken := cfg.JupyterURL, cfg.JupyterToken
+	var managed *jupyter.Managed
 	if jupyterURL == "" {
 		root := cfg.RootDir
 		if root == "" {
@@ -81,11 +82,13 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			// jupyter_server never notices a kernel dying and nothing tells
 			// the websocket. The engine still reports the death (and the
 			// lost state) unless kernel.auto-restart is on.
+			Restart: true,
 		})
 		if err != nil {
 			return err
 		}
 		defer m.Stop()
+		managed = m
 		jupyterURL, jupyterToken = m.URL, m.Token
 	}
 
@@ -104,6 +107,22 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 	defer eng.Close()
 	eng.SetApproval(cfg.Approve, cfg.ApproveTimeout)
+	if managed != nil {
+		// A managed server that dies is started again at the same address;
+		// meanwhile calls fail at once saying so, and the header shows it.
+		down := false
+		managed.OnState(func(st jupyter.ServerState) {
+			switch {
+			case st.Phase != jupyter.PhaseUp:
+				down = true
+				logger.Warn("the managed Jupyter server is down", "state", st.Phase, "attempt", st.Attempt, "cause", st.Cause, "problem", st.Problem)
+			case down:
+				down = false
+				logger.Info("the managed Jupyter server is back", "url", managed.URL)
+			}
+			eng.SetJupyterState(st)
+		})
+	}
 
 	srv := mcp.New(eng, mcp.Options{
 		Version:        version,

@@ -58,6 +58,9 @@ type callRegistry struct {
 	// jupyterURL, when set, fills ServerEvent.JupyterURL in the state
 	// events the registry publishes.
 	jupyterURL func() string
+	// jupyterState, when set, fills the managed Jupyter server's state in
+	// those events.
+	jupyterState func(*ServerEvent)
 
 	mu      sync.Mutex
 	calls   map[string]*call
@@ -115,6 +118,9 @@ func (r *callRegistry) stateLocked() ServerEvent {
 	st := ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
 	if r.jupyterURL != nil {
 		st.JupyterURL = r.jupyterURL()
+	}
+	if r.jupyterState != nil {
+		r.jupyterState(&st)
 	}
 	return st
 }

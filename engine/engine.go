@@ -107,6 +107,12 @@ type Engine struct {
 
 	saveLockTimes saveLockTimes // savelock.go; zero: the defaults
 
+	// first is the client of the server the engine started with: the one a
+	// supervisor's SetJupyterState speaks of (jupyter_state.go).
+	first *jupyter.Client
+	// jupyterState is what that supervisor last said.
+	jupyterState atomic.Pointer[jupyter.ServerState]
+
 	execSeq atomic.Uint64
 	execs   sync.WaitGroup // executions still collecting outputs
 	closed  atomic.Bool
@@ -151,6 +157,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.calls = newCallRegistry(bus)
 	e.calls.jupyterURL = e.JupyterURL
+	e.first = client
+	e.calls.jupyterState = e.fillJupyterState
 	e.sandboxes = newSandboxRegistry(bus, e.jupyterClient, cfg.SandboxVariant, cfg.MaxTimeout, log)
 	return e, nil
 }

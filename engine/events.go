@@ -191,4 +191,11 @@ type ServerEvent struct {
 	JupyterURL   string `json:"jupyterURL,omitempty"`
 	Paused       bool   `json:"paused"`
 	ApprovalMode string `json:"approvalMode,omitempty"` // off, destructive, all
+
+	// The managed Jupyter server when it is not up (all empty when it is,
+	// or when the server is not ours to restart).
+	Jupyter        string `json:"jupyter,omitempty"`        // restarting
+	JupyterAttempt int    `json:"jupyterAttempt,omitempty"` // restart attempt, from 1
+	JupyterCause   string `json:"jupyterCause,omitempty"`   // how it went down
+	JupyterProblem string `json:"jupyterProblem,omitempty"` // why the last attempt failed
 }

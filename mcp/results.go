@@ -255,7 +255,11 @@ func redact(text string) string {
 // different arguments), with any token removed.
 func errorResult(tool string, err error) *sdk.CallToolResult {
 	var text string
-	if engine.IsUserError(err) {
+	if jt, ok := wordJupyterErrors("", err); ok {
+		// Jupyter not answering is no fault of the arguments either, and
+		// says so itself; it names the server, never its token.
+		text = redact(jt)
+	} else if engine.IsUserError(err) {
 		// A user error may quote a URL the agent gave (with its token):
 		// only URL secrets are removed, since the rest may quote code.
 		text = redactURLs(agentText(tool, err))

@@ -510,6 +510,15 @@ func (m *Model) headerView() string {
 	if m.info.Mode != "" {
 		stats = append(stats, s.HeaderValue.Render(m.info.Mode))
 	}
+	// A managed Jupyter server being restarted comes first: every call
+	// fails until it is back.
+	if srv := m.st.Server; srv.Jupyter != "" {
+		down := fmt.Sprintf("jupyter %s (attempt %d)…", srv.Jupyter, srv.JupyterAttempt)
+		if srv.JupyterProblem != "" {
+			down += " " + oneLine(srv.JupyterProblem)
+		}
+		stats = append(stats, s.Error.Render(down))
+	}
 	stats = append(stats,
 		kv("sessions", itoa(len(m.st.Sessions))),
 		kv("calls", fmt.Sprintf("%d (%d running, %d held)", len(m.st.Calls)+m.st.CallsDropped, running, held)),

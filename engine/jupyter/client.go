@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -31,6 +32,12 @@ type Client struct {
 	// roots are the server's root directories learned from its error
 	// messages, removed from every later one (errtext.go).
 	roots roots
+	// state is what the supervisor of a managed server last said about it
+	// (nil: nothing known, or an external server). While it is not up,
+	// requests fail at once instead of dialing: a restarting server has
+	// nothing to answer, and a stranger that took its port must not be
+	// sent our token.
+	state atomic.Pointer[ServerState]
 }
 
 // Options tune a Client. Zero values mean defaults.
@@ -45,6 +52,7 @@ type Options struct {
 
 // ErrUnreachable wraps errors where no HTTP answer came back at all
 // (connection refused, DNS failure, timeout before any response).
+// errors.As with *UnreachableError gives the facts.
 var ErrUnreachable = errors.New("jupyter server not reachable")
 
 const defaultTimeout = 30 * time.Second
@@ -497,6 +505,9 @@ func (c *Client) do(ctx context.Context, method, apiPath string, q url.Values, b
 	if p, err := url.PathUnescape(apiPath); err == nil && HasControl(p) {
 		return &ControlCharacterError{Value: strings.TrimPrefix(p, "api/")}
 	}
+	if err := c.down(method, apiPath); err != nil {
+		return err
+	}
 	u := c.resolve(apiPath, q)
 	var rd io.Reader
 	if body != nil {
@@ -535,27 +546,79 @@ func (c *Client) do(ctx context.Context, method, apiPath string, q url.Values, b
 
 // transportError explains a request that got no HTTP answer.
 func (c *Client) transportError(method, apiPath string, err error) error {
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return &unreachableError{fmt.Sprintf("the Jupyter server is not reachable at %s (connection refused; is it running?)", c.BaseURL()), err}
-	case errors.Is(err, context.DeadlineExceeded):
-		return &unreachableError{fmt.Sprintf("the Jupyter server at %s did not answer %s %s in time: %v", c.BaseURL(), method, apiPath, err), err}
-	case errors.Is(err, context.Canceled):
+	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return &unreachableError{fmt.Sprintf("the Jupyter server is not reachable at %s (%s %s): %v", c.BaseURL(), method, apiPath, err), err}
+	e := &UnreachableError{Server: c.BaseURL(), Method: method, Path: apiPath, Err: err}
+	var op *net.OpError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		e.Reason = "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		e.Reason = "the connection was dropped"
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Reason = "no answer in time"
+	case errors.As(err, &op) && op.Op == "dial":
+		e.Reason = op.Err.Error()
+	default:
+		e.Reason = err.Error()
+	}
+	if st := c.state.Load(); st != nil && st.Phase != PhaseUp {
+		e.State = st
+	}
+	return e
 }
 
-// unreachableError is ErrUnreachable with a message that names the server;
-// it unwraps to the network error underneath.
-type unreachableError struct {
-	msg string
-	err error
+// SetServerState records what the supervisor of a managed server knows of
+// it. While the phase is not PhaseUp, every request fails at once with an
+// *UnreachableError carrying the state.
+func (c *Client) SetServerState(st ServerState) {
+	if st.Phase == PhaseUp {
+		c.state.Store(nil)
+		return
+	}
+	c.state.Store(&st)
 }
 
-func (e *unreachableError) Error() string        { return e.msg }
-func (e *unreachableError) Unwrap() error        { return e.err }
-func (e *unreachableError) Is(target error) bool { return target == ErrUnreachable }
+// down is the error of a request made while the server is known not to be
+// up, or nil.
+func (c *Client) down(method, apiPath string) error {
+	st := c.state.Load()
+	if st == nil || st.Phase == PhaseUp {
+		return nil
+	}
+	return &UnreachableError{Server: c.BaseURL(), Method: method, Path: apiPath, Reason: string(st.Phase), State: st, Err: ErrUnreachable}
+}
+
+// UnreachableError is a request that got no HTTP answer: the server is not
+// running, not at that address, or stopped answering. It is ErrUnreachable
+// for errors.Is.
+type UnreachableError struct {
+	Server string // base URL, no token
+	Method string
+	Path   string // API path relative to the base URL
+	// Reason is what the network said: "connection refused", "no answer in
+	// time", "the connection was dropped", ...
+	Reason string
+	// State is set when the supervisor of a managed server knows it is
+	// down: restarting, and why the last attempt failed.
+	State *ServerState
+	Err   error // the network error underneath
+}
+
+func (e *UnreachableError) Error() string {
+	if st := e.State; st != nil {
+		msg := fmt.Sprintf("Jupyter at %s is not answering: the managed server stopped (%s) and is being restarted (attempt %d)", e.Server, st.Cause, st.Attempt)
+		if st.Problem != "" {
+			msg += "; the last attempt failed: " + st.Problem
+		}
+		return msg
+	}
+	return fmt.Sprintf("Jupyter at %s is not answering (%s)", e.Server, e.Reason)
+}
+
+func (e *UnreachableError) Unwrap() error        { return e.Err }
+func (e *UnreachableError) Is(target error) bool { return target == ErrUnreachable }
 
 // errorMessage pulls the message (or reason) out of a Jupyter JSON error
 // body, falling back to the start of the body when it is not JSON (a proxy

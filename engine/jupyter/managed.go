@@ -37,11 +37,19 @@ type ManagedOptions struct {
 	Python string
 	// StartTimeout bounds the wait for the server to answer; default 60s.
 	StartTimeout time.Duration
+	// Restart makes the server come back when it dies: started again on
+	// the same port with the same token (so the URL, and the notebooks on
+	// it, keep working), after 0.5 s, then 1 s, 2 s, ... up to 30 s between
+	// attempts; the delay starts over once a server has stayed up for
+	// restartReset. OnState hears of each change.
+	Restart bool
 }
 
 // Managed is a jupyter-server process this program started: on a free
 // loopback port, with a random token, TCP_NODELAY on kernel websockets and the
-// IOPub rate limits raised. It dies with this process.
+// IOPub rate limits raised. It dies with this process. With
+// ManagedOptions.Restart, a server that dies is started again at the same
+// address.
 type Managed struct {
 	URL   string // base URL, ending in "/"
 	Token string
@@ -53,12 +61,26 @@ type Managed struct {
 	// Python is the interpreter that runs the server.
 	Python string
 
-	cmd      *exec.Cmd
-	exited   chan struct{} // closed when the server process has been reaped
-	waitErr  error
-	tail     *lineTail
+	port int
+	opts ManagedOptions
+	tail *lineTail
+
+	mu        sync.Mutex
+	cur       *serverProc // the process running now (or the last one)
+	state     ServerState
+	onState   []func(ServerState)
+	stopping  chan struct{} // closed by Stop
+	superDone chan struct{} // closed when the supervisor has returned
+
 	stopOnce sync.Once
 	stopErr  error
+}
+
+// serverProc is one run of the jupyter-server process.
+type serverProc struct {
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has been reaped
+	waitErr error
 }
 
 // nodelayPatch, run before serverLaunch, patches jupyter-server's kernel
@@ -126,16 +148,20 @@ func StartManaged(ctx context.Context, opts ManagedOptions) (*Managed, error) {
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("the notebook root %s is not a directory", root)
 	}
-	timeout := opts.StartTimeout
-	if timeout <= 0 {
-		timeout = 60 * time.Second
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 60 * time.Second
 	}
+	opts.Python = python
 	// A port taken between our probe and the server's bind makes the
 	// server exit at once; a couple of fresh ports cure that.
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		m, err := startOnce(ctx, python, root, timeout, opts)
+		m, err := startOnce(ctx, root, opts)
 		if err == nil {
+			if opts.Restart {
+				m.superDone = make(chan struct{})
+				go m.supervise()
+			}
 			return m, nil
 		}
 		lastErr = err
@@ -146,7 +172,7 @@ func StartManaged(ctx context.Context, opts ManagedOptions) (*Managed, error) {
 	return nil, lastErr
 }
 
-func startOnce(ctx context.Context, python, root string, timeout time.Duration, opts ManagedOptions) (*Managed, error) {
+func startOnce(ctx context.Context, root string, opts ManagedOptions) (*Managed, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for jupyter-server: %w", err)
@@ -159,6 +185,36 @@ func startOnce(ctx context.Context, python, root string, timeout time.Duration, 
 	if err != nil {
 		return nil, err
 	}
+	m := &Managed{
+		URL:        fmt.Sprintf("http://127.0.0.1:%d/", port),
+		Token:      token,
+		RootDir:    root,
+		RuntimeDir: runtimeDir,
+		Python:     opts.Python,
+		port:       port,
+		opts:       opts,
+		tail:       &lineTail{max: 30},
+		state:      ServerState{Phase: PhaseUp},
+		stopping:   make(chan struct{}),
+	}
+	if base := strings.Trim(baseURLArg(opts.ExtraArgs), "/"); base != "" {
+		m.URL += base + "/"
+	}
+	if _, err := m.launch(ctx); err != nil {
+		if m.cur != nil {
+			_ = m.Stop()
+		} else {
+			os.RemoveAll(runtimeDir)
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// launch starts the server process on m's port with m's token and waits
+// until it answers. The process is returned (and current) once started,
+// even when it then fails to answer.
+func (m *Managed) launch(ctx context.Context) (*serverProc, error) {
 	bootstrap := nodelayPatch + serverLaunch
 	if plainServer {
 		bootstrap = serverLaunch
@@ -167,33 +223,32 @@ func startOnce(ctx context.Context, python, root string, timeout time.Duration, 
 		"--no-browser",
 		"--ServerApp.open_browser=False",
 		"--ServerApp.ip=127.0.0.1",
-		"--ServerApp.port=" + strconv.Itoa(port),
+		"--ServerApp.port=" + strconv.Itoa(m.port),
 		"--ServerApp.port_retries=0",
-		"--ServerApp.root_dir=" + root,
+		"--ServerApp.root_dir=" + m.RootDir,
 		"--ServerApp.iopub_data_rate_limit=1e10",
 		"--ServerApp.iopub_msg_rate_limit=1e10",
 	}
 	if os.Geteuid() == 0 {
 		args = append(args, "--allow-root")
 	}
-	args = append(args, opts.ExtraArgs...)
-	cmd := exec.Command(python, args...)
-	cmd.Dir = root
+	args = append(args, m.opts.ExtraArgs...)
+	cmd := exec.Command(m.Python, args...)
+	cmd.Dir = m.RootDir
 	cmd.Env = append(os.Environ(),
 		"PYDEVD_DISABLE_FILE_VALIDATION=1",
 		// A private runtime dir keeps connection files and the cookie
 		// secret of this server apart from any other Jupyter on the
 		// machine, and tells the benchmark where kernel files are.
-		"JUPYTER_RUNTIME_DIR="+runtimeDir,
+		"JUPYTER_RUNTIME_DIR="+m.RuntimeDir,
 		"PYTHONUNBUFFERED=1",
-		"JUPYTER_MCP_SERVER_TOKEN="+token,
+		"JUPYTER_MCP_SERVER_TOKEN="+m.Token,
 	)
 	cmd.SysProcAttr = childProcAttr()
 	// Our own pipe rather than an io.Writer: exec would otherwise wait in
 	// Wait for every holder of the pipe (the kernels inherit stderr).
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		os.RemoveAll(runtimeDir)
 		return nil, err
 	}
 	cmd.Stdout = pw
@@ -201,42 +256,29 @@ func startOnce(ctx context.Context, python, root string, timeout time.Duration, 
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
-		os.RemoveAll(runtimeDir)
-		return nil, fmt.Errorf("starting %s for jupyter-server: %w", python, err)
+		return nil, fmt.Errorf("starting %s for jupyter-server: %w", m.Python, err)
 	}
 	pw.Close()
-	m := &Managed{
-		URL:        fmt.Sprintf("http://127.0.0.1:%d/", port),
-		Token:      token,
-		RootDir:    root,
-		RuntimeDir: runtimeDir,
-		Python:     python,
-		cmd:        cmd,
-		exited:     make(chan struct{}),
-		tail:       &lineTail{max: 30},
-	}
-	go m.copyLog(pr, opts.Log)
+	p := &serverProc{cmd: cmd, exited: make(chan struct{})}
+	m.mu.Lock()
+	m.cur = p
+	m.mu.Unlock()
+	go m.copyLog(pr, m.opts.Log)
 	go func() {
-		m.waitErr = cmd.Wait()
-		close(m.exited)
+		p.waitErr = cmd.Wait()
+		close(p.exited)
 	}()
-	if base := strings.Trim(baseURLArg(opts.ExtraArgs), "/"); base != "" {
-		m.URL += base + "/"
-	}
-	if err := m.waitReady(ctx, timeout); err != nil {
-		_ = m.Stop()
-		return nil, err
-	}
-	return m, nil
+	return p, m.waitReady(ctx, p, m.opts.StartTimeout)
 }
 
 // waitReady polls api/ with the token until the server answers, the
 // process exits, or the timeout passes.
-func (m *Managed) waitReady(ctx context.Context, timeout time.Duration) error {
+func (m *Managed) waitReady(ctx context.Context, p *serverProc, timeout time.Duration) error {
 	c, err := NewClient(m.URL, m.Token, Options{Timeout: 2 * time.Second})
 	if err != nil {
 		return err
 	}
+	defer c.CloseIdleConnections()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -244,8 +286,8 @@ func (m *Managed) waitReady(ctx context.Context, timeout time.Duration) error {
 	var lastErr error
 	for {
 		select {
-		case <-m.exited:
-			return fmt.Errorf("jupyter-server exited before it was ready (%v); its last output:\n%s", m.waitErr, m.tail.String())
+		case <-p.exited:
+			return fmt.Errorf("jupyter-server exited before it was ready (%v); its last output:\n%s", p.waitErr, m.tail.String())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:
@@ -261,14 +303,29 @@ func (m *Managed) waitReady(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-// Stop shuts the server and all its kernels down.
+// Stop shuts the server and all its kernels down (and ends its
+// supervision).
 func (m *Managed) Stop() error {
-	m.stopOnce.Do(func() { m.stopErr = m.stop() })
+	m.stopOnce.Do(func() {
+		close(m.stopping)
+		if m.superDone != nil {
+			<-m.superDone
+		}
+		m.stopErr = m.stopProc()
+		os.RemoveAll(m.RuntimeDir)
+	})
 	return m.stopErr
 }
 
-func (m *Managed) stop() error {
-	pid := m.cmd.Process.Pid
+// stopProc stops the current process and every kernel it left.
+func (m *Managed) stopProc() error {
+	m.mu.Lock()
+	p := m.cur
+	m.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	pid := p.cmd.Process.Pid
 	// Kernels run in sessions of their own, so killing the server's
 	// process group does not reach them; remember them now to clean up
 	// whatever the server fails to shut down. Kernels orphaned earlier (the
@@ -276,29 +333,36 @@ func (m *Managed) stop() error {
 	// our private runtime dir.
 	kids := append(descendants(pid), processesMentioning(m.RuntimeDir)...)
 	select {
-	case <-m.exited:
+	case <-p.exited:
 	default:
 		// SIGTERM lets the server shut its kernels down cleanly.
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 		select {
-		case <-m.exited:
+		case <-p.exited:
 		case <-time.After(5 * time.Second):
 		}
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	<-m.exited
-	for _, p := range kids {
-		p.kill()
+	<-p.exited
+	for _, k := range kids {
+		k.kill()
 	}
-	os.RemoveAll(m.RuntimeDir)
 	return nil
 }
 
-// PID is the server process id.
-func (m *Managed) PID() int { return m.cmd.Process.Pid }
+// PID is the id of the server process running now.
+func (m *Managed) PID() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cur.cmd.Process.Pid
+}
 
-// Exited is closed when the server process has ended.
-func (m *Managed) Exited() <-chan struct{} { return m.exited }
+// Exited is closed when the server process running now has ended.
+func (m *Managed) Exited() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cur.exited
+}
 
 // LastOutput is the server's last few lines of output (for error reports).
 func (m *Managed) LastOutput() string { return m.tail.String() }

@@ -75,7 +75,7 @@ func TestUnreachableServer(t *testing.T) {
 		t.Fatalf("error %v, want ErrUnreachable", err)
 	}
 	t.Log(err)
-	if want := "not reachable at http://" + addr + "/user/bob/"; !strings.Contains(err.Error(), want) {
+	if want := "Jupyter at http://" + addr + "/user/bob/ is not answering (connection refused)"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("message %q does not say %q", err, want)
 	}
 }

@@ -1,0 +1,34 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+)
+
+// wordJupyterErrors words the errors of a Jupyter server that is not
+// answering: which server, what happened, and that the agent need not (and
+// cannot) fix its arguments: the server comes back, and with it the work,
+// without restarting this MCP server. It answers false for every other
+// error.
+func wordJupyterErrors(tool string, err error) (string, bool) {
+	var e *jupyter.UnreachableError
+	if !errors.As(err, &e) {
+		return "", false
+	}
+	if st := e.State; st != nil {
+		text := fmt.Sprintf("Jupyter at %s is not answering: the Jupyter server this MCP server manages stopped (%s) and is being restarted (attempt %d)", e.Server, st.Cause, st.Attempt)
+		if st.Problem != "" {
+			text += "; the last attempt failed: " + st.Problem
+		}
+		text += ". Retry in a few seconds: calls work again by themselves once it is back. Kernels from before it stopped are gone with their variables; restart_notebook gives a notebook in use a new kernel."
+		return text, true
+	}
+	text := fmt.Sprintf("Jupyter at %s is not answering (%s). Start that Jupyter server again, or check its URL (--jupyter-url / JUPYTER_URL", e.Server, e.Reason)
+	if tool != "connect_to_jupyter" {
+		text += "; connect_to_jupyter switches to another server"
+	}
+	text += "). Calls work again by themselves once it answers, without restarting this MCP server; kernels that did not survive are named when used."
+	return text, true
+}
