@@ -115,7 +115,11 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			switch {
 			case st.Phase != jupyter.PhaseUp:
 				down = true
-				logger.Warn("the managed Jupyter server is down", "state", st.Phase, "attempt", st.Attempt, "cause", st.Cause, "problem", st.Problem)
+				// Each attempt is announced with its delay, then again as
+				// it begins; one log line is enough.
+				if !st.Retry.IsZero() {
+					logger.Warn("the managed Jupyter server is down", "state", st.Phase, "attempt", st.Attempt, "cause", st.Cause, "problem", st.Problem)
+				}
 			case down:
 				down = false
 				logger.Info("the managed Jupyter server is back", "url", managed.URL)

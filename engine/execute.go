@@ -176,7 +176,7 @@ func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index 
 		return ExecResult{}, &KernelDiedError{KernelID: d.kernel.id, Notebook: d.name, Index: index, CellID: cellID}
 	}
 	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
-		return ExecResult{}, fmt.Errorf("running cell %d of notebook %q: %w", index, d.name, res.err)
+		return ExecResult{}, fmt.Errorf("running cell %d of notebook %q: %w", index, d.name, whyDisconnected(d.client, res.err))
 	}
 	return res.ExecResult, nil
 }
@@ -223,7 +223,7 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 		return ExecResult{}, &KernelDiedError{KernelID: k.id}
 	}
 	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
-		return ExecResult{}, fmt.Errorf("running code on kernel %s: %w", k.id, res.err)
+		return ExecResult{}, fmt.Errorf("running code on kernel %s: %w", k.id, whyDisconnected(client, res.err))
 	}
 	return res.ExecResult, nil
 }

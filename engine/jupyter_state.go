@@ -1,6 +1,13 @@
 package engine
 
-import "github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+)
 
 // SetJupyterState tells the engine what the supervisor of the managed
 // Jupyter server (the one the engine was started with) knows of it. While
@@ -32,4 +39,20 @@ func (e *Engine) fillJupyterState(ev *ServerEvent) {
 	ev.JupyterAttempt = st.Attempt
 	ev.JupyterCause = st.Cause
 	ev.JupyterProblem = st.Problem
+}
+
+// whyDisconnected adds to the error of a run that lost its kernel's
+// connection what the server's REST API says: when Jupyter itself is not
+// answering, that (naming it) is the fault, not the kernel. Other errors
+// pass unchanged.
+func whyDisconnected(client *jupyter.Client, err error) error {
+	if client == nil || !errors.Is(err, jupyter.ErrDisconnected) || errors.Is(err, jupyter.ErrUnreachable) {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, serr := client.Status(ctx); errors.Is(serr, jupyter.ErrUnreachable) {
+		return fmt.Errorf("%w: %w", err, serr)
+	}
+	return err
 }

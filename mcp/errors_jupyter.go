@@ -18,7 +18,7 @@ func wordJupyterErrors(tool string, err error) (string, bool) {
 		return "", false
 	}
 	if st := e.State; st != nil {
-		text := fmt.Sprintf("Jupyter at %s is not answering: the Jupyter server this MCP server manages stopped (%s) and is being restarted (attempt %d)", e.Server, st.Cause, st.Attempt)
+		text := fmt.Sprintf("Jupyter at %s is not answering: the Jupyter server this MCP server manages went down (%s) and is being restarted (attempt %d)", e.Server, st.Cause, st.Attempt)
 		if st.Problem != "" {
 			text += "; the last attempt failed: " + st.Problem
 		}

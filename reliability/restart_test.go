@@ -14,6 +14,7 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // fixedJupyter is a jupyter-server on a port and token chosen by the test,
@@ -108,8 +109,40 @@ func TestJupyterRestartMidSession(t *testing.T) {
 		t.Fatalf("execute before the crash: %q", text)
 	}
 
+	// A call in flight when Jupyter dies ends within seconds naming the
+	// fault, instead of waiting out its 30 s of sleep or its timeout.
+	type answer struct {
+		res  *sdk.CallToolResult
+		took time.Duration
+		end  time.Time
+	}
+	inflight := make(chan answer, 1)
+	go func() {
+		start := time.Now()
+		res := callTool(t, cs, "execute_code", map[string]any{"code": "import time; open('started', 'w').close(); time.sleep(30)", "timeout": 60})
+		inflight <- answer{res, time.Since(start), time.Now()}
+	}()
+	// The kernel runs in the notebook's directory: the file says the
+	// sleep has begun.
+	if !waitFor(60*time.Second, func() bool {
+		_, err := os.Stat(j.root + "/started")
+		return err == nil
+	}) {
+		t.Fatal("the kernel never started the sleep")
+	}
+	crashed := time.Now()
 	j.crash()
 	server := fmt.Sprintf("127.0.0.1:%d", j.port)
+	select {
+	case a := <-inflight:
+		text := textOf(a.res)
+		t.Logf("in flight: execute_code ended %v after the crash (%v in all): error=%v %s", a.end.Sub(crashed).Round(time.Millisecond), a.took.Round(time.Millisecond), a.res.IsError, text)
+		if !a.res.IsError || !strings.Contains(text, server) {
+			t.Errorf("the execution in flight when Jupyter died says %q: it should fail naming the server", text)
+		}
+	case <-time.After(25 * time.Second):
+		t.Fatal("the execution in flight when Jupyter died did not end within 25 s")
+	}
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -131,6 +164,9 @@ func TestJupyterRestartMidSession(t *testing.T) {
 		}
 		if took > 10*time.Second {
 			t.Errorf("%s took %v to fail while Jupyter is down", c.tool, took)
+		}
+		if !strings.Contains(text, "is not answering") || strings.Contains(text, j.token) {
+			t.Errorf("%s error should say Jupyter is not answering, without its token: %q", c.tool, text)
 		}
 		if !strings.Contains(text, server) {
 			if c.tool == "execute_code" {

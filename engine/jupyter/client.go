@@ -608,7 +608,7 @@ type UnreachableError struct {
 
 func (e *UnreachableError) Error() string {
 	if st := e.State; st != nil {
-		msg := fmt.Sprintf("Jupyter at %s is not answering: the managed server stopped (%s) and is being restarted (attempt %d)", e.Server, st.Cause, st.Attempt)
+		msg := fmt.Sprintf("Jupyter at %s is not answering: the managed server went down (%s) and is being restarted (attempt %d)", e.Server, st.Cause, st.Attempt)
 		if st.Problem != "" {
 			msg += "; the last attempt failed: " + st.Problem
 		}

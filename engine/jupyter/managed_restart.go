@@ -26,7 +26,7 @@ type ServerState struct {
 	// Attempt counts the restarts tried since the server last went down
 	// (1 for the first); 0 when up.
 	Attempt int
-	// Cause is how the server went down ("killed (signal 9)", "exited
+	// Cause is how the server went down ("killed by SIGKILL", "exited
 	// with status 1").
 	Cause string
 	// Problem is why the last attempt failed ("" while the first is under
@@ -176,7 +176,10 @@ func exitCause(err error) string {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
 			switch {
 			case ws.Signaled():
-				return fmt.Sprintf("%s (signal %d)", ws.Signal(), int(ws.Signal()))
+				if name, ok := signalNames[ws.Signal()]; ok {
+					return "killed by " + name
+				}
+				return fmt.Sprintf("killed by signal %d", int(ws.Signal()))
 			case ws.Exited():
 				return fmt.Sprintf("exited with status %d", ws.ExitStatus())
 			}
@@ -186,6 +189,13 @@ func exitCause(err error) string {
 		return "exited"
 	}
 	return err.Error()
+}
+
+// signalNames name the signals that end servers in practice.
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT",
+	syscall.SIGHUP: "SIGHUP", syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS",
 }
 
 // firstLine keeps the first line of err: the server's output that follows

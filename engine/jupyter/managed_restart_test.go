@@ -89,7 +89,7 @@ func TestManagedRestartsAtTheSameAddress(t *testing.T) {
 	}
 	i, st := log.waitFor(t, 0, "restarting", func(st jupyter.ServerState) bool { return st.Phase == jupyter.PhaseRestarting })
 	t.Logf("state after the kill: %+v", st)
-	if !strings.Contains(st.Cause, "signal 9") {
+	if !strings.Contains(st.Cause, "SIGKILL") {
 		t.Errorf("cause %q does not say the server was killed", st.Cause)
 	}
 	start := time.Now()

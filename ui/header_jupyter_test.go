@@ -1,0 +1,27 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// The header says when the managed Jupyter server is being restarted, with
+// the attempt and why the last one failed, and goes back to normal when the
+// server is up again.
+func TestHeaderShowsJupyterRestarting(t *testing.T) {
+	t.Parallel()
+	m := newTestModel(t, newFakeBackend(), 160, 24, scenario(t))
+	m = send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{
+		Jupyter: "restarting", JupyterAttempt: 3, JupyterCause: "killed by SIGKILL", JupyterProblem: "port 8888 is taken by another program",
+	}}})
+	header := strings.SplitN(m.View(), "\n", 3)
+	if got := header[0] + header[1]; !strings.Contains(got, "jupyter restarting (attempt 3)…") || !strings.Contains(got, "port 8888 is taken") {
+		t.Errorf("header while restarting:\n%s\n%s", header[0], header[1])
+	}
+	m = send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{}}})
+	if strings.Contains(m.View(), "restarting") {
+		t.Error("the header still says restarting once the server is up")
+	}
+}
