@@ -551,12 +551,13 @@ func (c *Client) transportError(method, apiPath string, err error) error {
 	}
 	e := &UnreachableError{Server: c.BaseURL(), Method: method, Path: apiPath, Err: err}
 	var op *net.OpError
+	var ne net.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		e.Reason = "connection refused"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		e.Reason = "the connection was dropped"
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		e.Reason = "no answer in time"
 	case errors.As(err, &op) && op.Op == "dial":
 		e.Reason = op.Err.Error()
