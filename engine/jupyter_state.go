@@ -18,10 +18,14 @@ import (
 // kernels did not survive and say so when used.
 func (e *Engine) SetJupyterState(st jupyter.ServerState) {
 	e.first.SetServerState(st)
+	var old *jupyter.ServerState
 	if st.Phase == jupyter.PhaseUp {
-		e.jupyterState.Store(nil)
+		old = e.jupyterState.Swap(nil)
 	} else {
-		e.jupyterState.Store(&st)
+		old = e.jupyterState.Swap(&st)
+	}
+	if old == nil && st.Phase == jupyter.PhaseUp {
+		return // up, as it was: nothing to tell
 	}
 	if e.jupyterClient() == e.first {
 		e.calls.publishState()
