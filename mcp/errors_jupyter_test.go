@@ -24,7 +24,7 @@ func TestJupyterNotAnsweringWording(t *testing.T) {
 		{fmt.Errorf("sending the code to kernel k: %w", external), []string{"Jupyter at http://127.0.0.1:8888/ is not answering (connection refused)", "Start that Jupyter server again", "--jupyter-url", "by themselves"}},
 		{managed, []string{"Jupyter at http://127.0.0.1:9999/ is not answering", "killed by SIGKILL", "attempt 2", "port 9999 is taken", "by themselves", "restart_notebook"}},
 	} {
-		res := errorResult(c.err)
+		res := errorResult("list_files", c.err)
 		raw := res.Content[0].(*sdk.TextContent).Text
 		if !res.IsError {
 			t.Errorf("%v: not an error result", c.err)

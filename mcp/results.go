@@ -255,7 +255,7 @@ func redact(text string) string {
 // different arguments), with any token removed.
 func errorResult(tool string, err error) *sdk.CallToolResult {
 	var text string
-	if jt, ok := wordJupyterErrors("", err); ok {
+	if jt, ok := wordJupyterErrors(tool, err); ok {
 		// Jupyter not answering is no fault of the arguments either, and
 		// says so itself; it names the server, never its token.
 		text = redact(jt)
