@@ -176,8 +176,13 @@ func TestJupyterRestartMidSession(t *testing.T) {
 			}
 		}
 	}
-	// Reading what is in memory needs no server.
-	if text, _ := ok(t, cs, "read_cell", map[string]any{"cell_index": 0}); !strings.Contains(text, "print(1+1)") {
+	// Reads check the file on the server (issue 13, section 3), so a read
+	// either says Jupyter is not answering or serves the cell as it was.
+	if res := callTool(t, cs, "read_cell", map[string]any{"cell_index": 0}); res.IsError {
+		if text := textOf(res); !strings.Contains(text, "is not answering") || !strings.Contains(text, server) {
+			t.Errorf("read_cell while down: %q", text)
+		}
+	} else if text := textOf(res); !strings.Contains(text, "print(1+1)") {
 		t.Errorf("read_cell while down: %q", text)
 	}
 
