@@ -31,6 +31,9 @@ func wordJupyterErrors(tool string, err error) (string, bool) {
 		text += ". Retry in a few seconds: calls work again by themselves once it is back. Kernels from before it stopped are gone with their variables; restart_notebook gives a notebook in use a new kernel."
 		return text, true
 	}
+	if e.Managed {
+		return fmt.Sprintf("Jupyter at %s is not answering (%s): the Jupyter server this MCP server manages has stopped and is restarted by itself. Retry in a few seconds: calls work again once it is back. Kernels from before it stopped are gone with their variables; restart_notebook gives a notebook in use a new kernel.", e.Server, e.Reason), true
+	}
 	text := fmt.Sprintf("Jupyter at %s is not answering (%s). Start that Jupyter server again, or check its URL (--jupyter-url / JUPYTER_URL", e.Server, e.Reason)
 	if tool != "connect_to_jupyter" {
 		text += "; connect_to_jupyter switches to another server"

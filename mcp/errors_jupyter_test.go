@@ -17,12 +17,15 @@ func TestJupyterNotAnsweringWording(t *testing.T) {
 	external := &jupyter.UnreachableError{Server: "http://127.0.0.1:8888/", Method: "GET", Path: "api/kernels", Reason: "connection refused", Err: syscall.ECONNREFUSED}
 	managed := &jupyter.UnreachableError{Server: "http://127.0.0.1:9999/", Reason: "restarting", Err: jupyter.ErrUnreachable,
 		State: &jupyter.ServerState{Phase: jupyter.PhaseRestarting, Attempt: 2, Cause: "killed by SIGKILL", Problem: "port 9999 is taken by another program"}}
+	early := &jupyter.UnreachableError{Server: "http://127.0.0.1:7777/", Reason: "connection refused", Managed: true, Err: syscall.ECONNREFUSED}
 	for _, c := range []struct {
-		err  error
-		want []string
+		err     error
+		managed bool
+		want    []string
 	}{
-		{fmt.Errorf("sending the code to kernel k: %w", external), []string{"Jupyter at http://127.0.0.1:8888/ is not answering (connection refused)", "Start that Jupyter server again", "--jupyter-url", "by themselves"}},
-		{managed, []string{"Jupyter at http://127.0.0.1:9999/ is not answering", "killed by SIGKILL", "attempt 2", "port 9999 is taken", "by themselves", "restart_notebook"}},
+		{fmt.Errorf("sending the code to kernel k: %w", external), false, []string{"Jupyter at http://127.0.0.1:8888/ is not answering (connection refused)", "Start that Jupyter server again", "--jupyter-url", "by themselves"}},
+		{early, true, []string{"Jupyter at http://127.0.0.1:7777/ is not answering (connection refused)", "manages has stopped", "restarted by itself", "restart_notebook"}},
+		{managed, true, []string{"Jupyter at http://127.0.0.1:9999/ is not answering", "killed by SIGKILL", "attempt 2", "port 9999 is taken", "by themselves", "restart_notebook"}},
 	} {
 		res := errorResult("list_files", c.err)
 		raw := res.Content[0].(*sdk.TextContent).Text
@@ -33,6 +36,9 @@ func TestJupyterNotAnsweringWording(t *testing.T) {
 			if !strings.Contains(raw, w) {
 				t.Errorf("text %q does not say %q", raw, w)
 			}
+		}
+		if strings.Contains(raw, "manages") != c.managed {
+			t.Errorf("text %q: only a managed server is said to be ours", raw)
 		}
 		if strings.Contains(raw, "Server error") {
 			t.Errorf("text %q calls Jupyter not answering a server error of ours", raw)

@@ -38,6 +38,9 @@ type Client struct {
 	// nothing to answer, and a stranger that took its port must not be
 	// sent our token.
 	state atomic.Pointer[ServerState]
+	// supervised is set once a supervisor has reported: the server is
+	// ours, and comes back by itself.
+	supervised atomic.Bool
 }
 
 // Options tune a Client. Zero values mean defaults.
@@ -567,6 +570,7 @@ func (c *Client) transportError(method, apiPath string, err error) error {
 	if st := c.state.Load(); st != nil && st.Phase != PhaseUp {
 		e.State = st
 	}
+	e.Managed = c.supervised.Load()
 	return e
 }
 
@@ -574,6 +578,7 @@ func (c *Client) transportError(method, apiPath string, err error) error {
 // it. While the phase is not PhaseUp, every request fails at once with an
 // *UnreachableError carrying the state.
 func (c *Client) SetServerState(st ServerState) {
+	c.supervised.Store(true)
 	if st.Phase == PhaseUp {
 		c.state.Store(nil)
 		return
@@ -588,7 +593,7 @@ func (c *Client) down(method, apiPath string) error {
 	if st == nil || st.Phase == PhaseUp {
 		return nil
 	}
-	return &UnreachableError{Server: c.BaseURL(), Method: method, Path: apiPath, Reason: string(st.Phase), State: st, Err: ErrUnreachable}
+	return &UnreachableError{Server: c.BaseURL(), Method: method, Path: apiPath, Reason: string(st.Phase), State: st, Managed: true, Err: ErrUnreachable}
 }
 
 // UnreachableError is a request that got no HTTP answer: the server is not
@@ -604,7 +609,11 @@ type UnreachableError struct {
 	// State is set when the supervisor of a managed server knows it is
 	// down: restarting, and why the last attempt failed.
 	State *ServerState
-	Err   error // the network error underneath
+	// Managed says the server is one this program supervises: it is
+	// restarted by itself, even before State says so (the request may
+	// have failed before the supervisor noticed the death).
+	Managed bool
+	Err     error // the network error underneath
 }
 
 func (e *UnreachableError) Error() string {

@@ -96,7 +96,7 @@ func TestManagedRestartsAtTheSameAddress(t *testing.T) {
 	_, err = c.ListKernels(testCtx(t))
 	took := time.Since(start)
 	var ue *jupyter.UnreachableError
-	if !errors.As(err, &ue) || ue.State == nil || !errors.Is(err, jupyter.ErrUnreachable) {
+	if !errors.As(err, &ue) || ue.State == nil || !ue.Managed || !errors.Is(err, jupyter.ErrUnreachable) {
 		t.Fatalf("a request while restarting: %v, want an UnreachableError with the state", err)
 	}
 	t.Logf("a request while restarting took %v: %v", took, err)
