@@ -261,7 +261,7 @@ func TestSpliceToolReferenceKeepsTheRest(t *testing.T) {
 	if again != out {
 		t.Errorf("splicing twice changes the README")
 	}
-	if !strings.Contains(out, "### execute_code") || !strings.Contains(out, "| `timeout` | integer | no | `30` |") {
+	if !strings.Contains(out, "### execute_code") || !strings.Contains(out, "| `timeout` | integer 0..86400 | no | `30` |") {
 		t.Errorf("reference lacks execute_code's timeout row")
 	}
 }
