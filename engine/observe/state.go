@@ -85,6 +85,7 @@ type Exec struct {
 	Finished     time.Time // zero while running
 	tail         []string  // last lines of streamed output (bounded)
 	partial      string    // unterminated last line
+	partialOf    string    // the stream ("stream:NAME") that left it open
 	LinesDropped int       // lines that fell out of the tail
 	Outputs      int       // outputs received
 	Images       int
@@ -533,11 +534,18 @@ func (x *Exec) addOutput(o engine.OutputSnapshot) {
 	if o.Cut != nil {
 		text = o.Text + "\n" + o.Cut.Note() + "\n" // as the agent reads it
 	}
-	if o.Redraw {
+	switch from := o.Kind + ":" + o.Name; {
+	case o.Redraw:
 		// The piece restates the line the last one left open (a
 		// progress bar redrawn with "\r"): it replaces it.
 		x.partial = ""
+	case x.partial != "" && (o.Kind != "stream" || from != x.partialOf):
+		// A line left open belongs to its own output: the agent reads the
+		// next output (a result, an error, the other stream) apart from it.
+		x.pushLine(x.partial)
+		x.partial = ""
 	}
+	x.partialOf = o.Kind + ":" + o.Name
 	x.appendText(text)
 }
 

@@ -98,6 +98,17 @@ func TestExecTailSplitsLines(t *testing.T) {
 	if got := strings.Join(x.Tail(10), "|"); got != "abcdef|ghi|partial" {
 		t.Fatalf("tail %q", got)
 	}
+	// A line a stream left open ends where another output starts, as the
+	// agent reads them apart; the same stream goes on on the same line.
+	x = &Exec{}
+	x.addOutput(engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: "4"})
+	x.addOutput(engine.OutputSnapshot{Kind: "execute_result", Text: "[None]"})
+	x.addOutput(engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: "a"})
+	x.addOutput(engine.OutputSnapshot{Kind: "stream", Name: "stderr", Text: "b"})
+	x.addOutput(engine.OutputSnapshot{Kind: "stream", Name: "stderr", Text: "c\n"})
+	if got := strings.Join(x.Tail(10), "|"); got != "4|[None]|a|bc" {
+		t.Fatalf("tail across outputs %q", got)
+	}
 	// One output of many lines keeps only the tail and counts the rest.
 	x = &Exec{}
 	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: strings.Repeat("l\n", 10_000)})
