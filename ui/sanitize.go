@@ -62,7 +62,7 @@ func sanitizeEvent(ev engine.Event) engine.Event {
 	}
 	if ev.Server != nil {
 		sv := *ev.Server
-		if cleanStrings(&sv.JupyterURL, &sv.ApprovalMode) {
+		if cleanStrings(&sv.JupyterURL, &sv.ApprovalMode, &sv.Jupyter, &sv.JupyterCause, &sv.JupyterProblem) {
 			ev.Server = heapCopy(sv)
 		}
 	}
