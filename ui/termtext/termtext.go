@@ -180,12 +180,48 @@ func csi(s string, i int) (n int, keep bool) {
 		case c >= 0x20 && c <= 0x2f: // intermediates
 			sgr = false
 		case c >= 0x40 && c <= 0x7e: // final byte
-			return k + 1 - i, sgr && c == 'm'
+			return k + 1 - i, sgr && c == 'm' && !conceals(s[i+2:k])
 		default: // a control or a non-ASCII byte breaks the sequence off
 			return k - i, false
 		}
 	}
 	return len(s) - i, false // unterminated
+}
+
+// conceals reports whether SGR parameters turn on concealed text (8), which
+// would draw text, say the code of a call held for approval, invisibly.
+// Such an SGR is dropped whole. The 8 of an extended colour (38;5;8,
+// 48;2;8;8;8) is a colour, not concealment.
+func conceals(params string) bool {
+	skip := 0 // parameters still belonging to an extended colour
+	extended := false
+	for rest, more := params, true; more; {
+		var p string
+		p, rest, more = strings.Cut(rest, ";")
+		switch {
+		case skip > 0:
+			skip--
+		case extended:
+			// 38;5;INDEX or 38;2;R;G;B
+			extended = false
+			switch p {
+			case "5":
+				skip = 1
+			case "2":
+				skip = 3
+			}
+		case strings.Contains(p, ":"):
+			// colon sub-parameters: one extended colour in one parameter
+		default:
+			switch strings.TrimLeft(p, "0") {
+			case "8":
+				return true
+			case "38", "48", "58":
+				extended = true
+			}
+		}
+	}
+	return false
 }
 
 // controlString reads an OSC, DCS, SOS, PM or APC string from its ESC to
