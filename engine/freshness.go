@@ -14,14 +14,20 @@ import (
 // without content, cheap) and reloads the notebook when it changed.
 //
 // Readers coalesce, so that a busy notebook costs the Jupyter server a few
-// requests a second, not one per read: a reader that arrives while a check
-// is in flight waits for it, and one that arrives less than freshWindow
-// after the start of the last check takes that check's answer. What a read
-// serves is then the file as it was at most freshWindow (plus one round
-// trip) before the read. Our own saves are always seen at once.
+// requests a second, not one per read, and reads rarely wait for one:
+//   - a check's answer serves the reads of the next freshWindow as it is;
+//   - up to staleWindow after the start of the last check, a read starts a
+//     new check (or lets the one in flight run) and serves without waiting
+//     for it, when the last check found nothing wrong;
+//   - later (a notebook nobody read for a while), a read waits for a check,
+//     joining the one in flight if there is one.
+// What a read serves is so the file as it was at most staleWindow before
+// the read. Our own saves are always seen at once.
 
-// freshWindow is how long a check's answer serves later readers.
-const freshWindow = 100 * time.Millisecond
+const (
+	freshWindow = 50 * time.Millisecond
+	staleWindow = 2 * freshWindow
+)
 
 // freshCheck is the check in flight for one document, and the last one.
 type freshCheck struct {
@@ -40,7 +46,8 @@ type flight struct {
 // the file is gone or no longer a notebook.
 func (e *Engine) ensureFresh(ctx context.Context, d *document, session string) error {
 	d.check.mu.Lock()
-	if l := d.check.last; l != nil && time.Since(l.started) < freshWindow {
+	l := d.check.last
+	if l != nil && time.Since(l.started) < freshWindow {
 		d.check.mu.Unlock()
 		return l.err
 	}
@@ -58,6 +65,9 @@ func (e *Engine) ensureFresh(ctx context.Context, d *document, session string) e
 		}()
 	}
 	d.check.mu.Unlock()
+	if l != nil && l.err == nil && time.Since(l.started) < staleWindow {
+		return nil
+	}
 	select {
 	case <-f.done:
 		return f.err

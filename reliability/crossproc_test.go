@@ -194,9 +194,9 @@ func TestReadsFollowTheFile(t *testing.T) {
 		t.Fatalf("read_cell: %s", text)
 	}
 
-	// Someone else rewrites the file. A read may take the answer of a
-	// check of the file up to 100 ms old (engine/freshness.go): reads
-	// after that see the edit.
+	// Someone else rewrites the file. A read may serve the file as it was
+	// up to 100 ms before (engine/freshness.go): reads after that see the
+	// edit.
 	writeNotebook(t, srv, path, "x = 1", "y = 'edited outside'", "z = 3")
 	time.Sleep(150 * time.Millisecond)
 	if text, _ := ok(t, cs, "read_cell", map[string]any{"cell_index": 1, "notebook_name": "o"}); !strings.Contains(text, "edited outside") {
