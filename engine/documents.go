@@ -149,7 +149,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 	client := e.client
 	e.mu.Unlock()
 
-	nb, lastModified, err := e.loadOrCreate(ctx, client, p, mode)
+	nb, lastModified, upgraded, err := e.loadOrCreate(ctx, client, p, mode)
 	if err != nil {
 		return NotebookInfo{}, err
 	}
@@ -180,73 +180,67 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 	e.publish(Event{Type: EvNotebookOpened, Notebook: &NotebookEvent{
 		Name: name, Path: p, KernelID: k.id, Session: session, Cells: e.snapshotCells(name, nb.Cells),
 	}})
+	if upgraded {
+		// The cells got ids on loading (nbformat < 4.5, or missing or
+		// duplicate ids). Saving them now keeps them stable: ids exist
+		// only in memory otherwise, and a reload after someone else's
+		// edit would hand out new ones, breaking every id the agent
+		// holds. Saved as any change is, under the save lock: another
+		// process may be saving the file (mutate reloads it then).
+		if err := e.mutate(ctx, d, session, false, func(*notebook.Notebook) ([]NotebookEvent, error) { return nil, nil }); err != nil {
+			e.log.Warn("saving the cell ids given to a notebook on loading", "path", p, "err", err)
+		}
+	}
 	return info, nil
 }
 
 // loadOrCreate reads the notebook at p (connect) or creates an empty one
-// there (create).
-func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mode string) (*notebook.Notebook, time.Time, error) {
+// there (create), and whether the cells got ids on loading (to be saved).
+func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mode string) (*notebook.Notebook, time.Time, bool, error) {
 	if mode == modeCreate {
 		if !strings.HasSuffix(strings.ToLower(p), ".ipynb") {
-			return nil, time.Time{}, &NotebookPathError{Path: p}
+			return nil, time.Time{}, false, &NotebookPathError{Path: p}
 		}
 		if _, err := client.Get(ctx, p, false); err == nil {
-			return nil, time.Time{}, &NotebookExistsError{Path: p}
+			return nil, time.Time{}, false, &NotebookExistsError{Path: p}
 		} else if !jupyter.IsNotFound(err) {
-			return nil, time.Time{}, err
+			return nil, time.Time{}, false, err
 		}
 		nb := notebook.New()
 		data, err := nb.Marshal()
 		if err != nil {
-			return nil, time.Time{}, err
+			return nil, time.Time{}, false, err
 		}
 		m, err := client.SaveNotebook(context.WithoutCancel(ctx), p, data)
 		if err != nil {
 			if jupyter.IsNotFound(err) {
-				return nil, time.Time{}, Userf("cannot create %q: its directory does not exist on the Jupyter server", p)
+				return nil, time.Time{}, false, Userf("cannot create %q: its directory does not exist on the Jupyter server", p)
 			}
-			return nil, time.Time{}, err
+			return nil, time.Time{}, false, err
 		}
-		return nb, m.LastModified, nil
+		return nb, m.LastModified, false, nil
 	}
 	m, err := client.Get(ctx, p, true)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
-			return nil, time.Time{}, &NoFileError{Path: p}
+			return nil, time.Time{}, false, &NoFileError{Path: p}
 		}
 		var ae *jupyter.APIError
 		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
 			// Jupyter answers 400 when it cannot read the file as a
 			// notebook: that is the file's fault, not the server's.
-			return nil, time.Time{}, Userf("%q is not a valid notebook: Jupyter could not read it (%s); fix the file or open it in JupyterLab. Nothing was changed", p, relativePaths(ae.Message, p))
+			return nil, time.Time{}, false, Userf("%q is not a valid notebook: Jupyter could not read it (%s); fix the file or open it in JupyterLab. Nothing was changed", p, relativePaths(ae.Message, p))
 		}
-		return nil, time.Time{}, err
+		return nil, time.Time{}, false, err
 	}
 	if m.Type != "notebook" {
-		return nil, time.Time{}, Userf("%q is a %s, not a notebook (.ipynb)", p, m.Type)
+		return nil, time.Time{}, false, Userf("%q is a %s, not a notebook (.ipynb)", p, m.Type)
 	}
 	nb, err := notebook.Parse(m.Content)
 	if err != nil {
-		return nil, time.Time{}, Userf("%q is not a valid notebook: %v", p, err)
+		return nil, time.Time{}, false, Userf("%q is not a valid notebook: %v", p, err)
 	}
-	lastModified := m.LastModified
-	if idsUpgraded(m.Content, nb) {
-		// The cells got ids on loading (nbformat < 4.5, or missing or
-		// duplicate ids). Saving them now keeps them stable: ids exist only
-		// in memory otherwise, and a reload after someone else's edit
-		// would hand out new ones, breaking every id the agent holds.
-		data, err := nb.Marshal()
-		if err == nil {
-			var saved *jupyter.Model
-			if saved, err = client.SaveNotebook(context.WithoutCancel(ctx), p, data); err == nil {
-				lastModified = saved.LastModified
-			}
-		}
-		if err != nil {
-			e.log.Warn("saving the cell ids given to a notebook on loading", "path", p, "err", err)
-		}
-	}
-	return nb, lastModified, nil
+	return nb, m.LastModified, idsUpgraded(m.Content, nb), nil
 }
 
 // idsUpgraded reports whether parsing gave cells ids other than those in
