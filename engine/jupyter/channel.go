@@ -56,6 +56,16 @@ type KernelConn struct {
 	// fast instead of dialing a second socket that would race it.
 	reconnecting bool
 
+	// Loss tracking (lost.go): why the kernel went away, a channel closed
+	// when it does, the listeners, restarts the user has under way, and
+	// the session ids of the kernel's process and of processes now gone.
+	loss          *LostError
+	lostCh        chan struct{}
+	onLost        []func(*LostError)
+	ownRestarts   int
+	kernelSession string
+	staleSessions []string
+
 	// ctx is cancelled by Close; it bounds reconnect attempts and frees
 	// run pumps nobody reads from.
 	ctx    context.Context
@@ -77,6 +87,7 @@ func (c *Client) ConnectKernel(ctx context.Context, kernelID string) (*KernelCon
 		sessionID: newID(),
 		state:     kern.ExecutionState,
 		runs:      make(map[string]*Run),
+		lostCh:    make(chan struct{}),
 	}
 	conn, err := k.dial(ctx)
 	if err != nil {
@@ -87,8 +98,9 @@ func (c *Client) ConnectKernel(ctx context.Context, kernelID string) (*KernelCon
 	k.conn = conn
 	k.proto = conn.Subprotocol()
 	k.mu.Unlock()
-	k.readerWG.Add(1)
+	k.readerWG.Add(2)
 	go k.readLoop(conn)
+	go k.poll()
 	k.nudge(conn)
 	return k, nil
 }
@@ -312,6 +324,12 @@ func (k *KernelConn) lost(old *websocket.Conn) *websocket.Conn {
 		k.reconnecting = false
 		k.mu.Unlock()
 	}()
+	// A server closes the sockets of a kernel it shuts down: say so
+	// rather than "disconnected" when the REST API can tell.
+	if k.gone(2 * time.Second) {
+		k.markLost(LossGone, false)
+		return nil
+	}
 	k.failAll(ErrDisconnected)
 	k.setState("disconnected")
 
@@ -337,6 +355,7 @@ func (k *KernelConn) lost(old *websocket.Conn) *websocket.Conn {
 		if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 			// The kernel is gone (shut down or culled): retrying cannot
 			// bring it back.
+			k.markLost(LossGone, false)
 			k.setState("dead")
 			return nil
 		}

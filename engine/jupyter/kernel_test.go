@@ -345,6 +345,9 @@ func TestRestartResetsState(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	// The channel's user restarts the kernel: the signs of it are
+	// expected, not a loss.
+	kc.BeginRestart()
 	if _, err := c.RestartKernel(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -363,6 +366,10 @@ func TestRestartResetsState(t *testing.T) {
 		if ctx.Err() != nil {
 			t.Fatalf("the kernel did not come back after the restart: %v", err)
 		}
+	}
+	kc.EndRestart()
+	if err := kc.Lost(); err != nil {
+		t.Fatalf("after a restart of our own the channel says %v", err)
 	}
 	res := execute(t, kc, "print(x)", 60*time.Second)
 	if res.err != nil {
@@ -399,6 +406,13 @@ func TestKernelDeathFailsRun(t *testing.T) {
 	if !seen {
 		t.Errorf("OnState saw %v, want restarting or dead", states)
 	}
+	// The channel refuses new code until its user accepts that the state
+	// is gone: sent now, it would run on a blank kernel.
+	var le *jupyter.LostError
+	if _, err := kc.Execute(ctx, jupyter.ExecuteRequest{Code: "1+1"}); !errors.As(err, &le) || !errors.Is(err, jupyter.ErrKernelDied) {
+		t.Fatalf("Execute after the death: %v, want a LostError matching ErrKernelDied", err)
+	}
+	kc.Acknowledge()
 	// The server restarted the kernel; the same channel keeps working. A
 	// request sent while the server swaps its connections to the new
 	// process can be lost without a word, so each attempt gets a short

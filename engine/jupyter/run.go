@@ -69,6 +69,12 @@ func (k *KernelConn) ExecuteFunc(ctx context.Context, req ExecuteRequest, h RunH
 		k.mu.Unlock()
 		return nil, ErrDisconnected
 	}
+	if k.loss != nil {
+		// Sending would run the code on a blank kernel, or on none.
+		lost := k.loss
+		k.mu.Unlock()
+		return nil, lost
+	}
 	conn := k.conn
 	if conn == nil && k.reconnecting {
 		k.mu.Unlock()
@@ -118,18 +124,36 @@ func (k *KernelConn) dispatch(msg Message) {
 		if json.Unmarshal(msg.Content, &st) != nil || st.ExecutionState == "" {
 			return
 		}
-		k.setState(st.ExecutionState)
 		switch st.ExecutionState {
 		case "restarting", "dead":
 			// The server saw the kernel process die (and restarts it):
 			// no reply will ever come for what was running or queued.
+			// These statuses are the server's own, not the kernel's.
+			k.setState(st.ExecutionState)
+			if st.ExecutionState == "dead" {
+				k.markLost(LossDied, false)
+			} else {
+				k.markLost(LossRestarted, true)
+			}
 			k.failAll(ErrKernelDied)
+			return
+		}
+		if !k.watchSession(msg.Header.Session) {
+			// The last words of a process that is gone.
+			return
+		}
+		k.setState(st.ExecutionState)
+		switch st.ExecutionState {
 		case "idle":
 			if r != nil {
 				r.markIdle()
 			}
 		}
+	case msg.Channel == "iopub" && msg.Header.MsgType == "shutdown_reply":
+		// Someone asked the kernel to stop: its state goes with it.
+		k.shutdownSeen(msg.Content)
 	case msg.Channel == "shell" && msg.Header.MsgType == "execute_reply":
+		k.watchSession(msg.Header.Session)
 		if r == nil {
 			return
 		}
@@ -257,12 +281,15 @@ func (r *Run) signal() {
 
 func (r *Run) markIdle() {
 	r.mu.Lock()
+	first := !r.gotIdle
 	r.gotIdle = true
 	complete := r.reply != nil
 	r.mu.Unlock()
 	if complete {
 		r.k.forget(r.msgID)
 		r.finish(nil)
+	} else if first {
+		r.armNoReply()
 	}
 }
 
