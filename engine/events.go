@@ -35,6 +35,7 @@ const (
 
 	// Kernels and sandboxes.
 	EvKernelStatus  EventType = "kernel.status"
+	EvKernelLost    EventType = "kernel.lost" // shut down or restarted outside, or died: Kernel.Lost says which
 	EvSandboxStatus EventType = "sandbox.status"
 
 	// Server-level state (pause, approval mode, Jupyter server switched).
@@ -176,6 +177,9 @@ type KernelEvent struct {
 	ID    string `json:"id"`
 	Name  string `json:"name,omitempty"`
 	State string `json:"state"` // starting, idle, busy, restarting, dead, disconnected
+	// Lost says how the kernel went away (KernelLoss.String) until it is
+	// restarted; "" while it is fine.
+	Lost string `json:"lost,omitempty"`
 }
 
 // SandboxEvent tells of a sandbox launched, changing state or terminated.

@@ -125,6 +125,9 @@ func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref Cell
 		if c.Type != notebook.Code {
 			return nil, Userf("cell %d (id %q) is a %s cell; only code cells can be executed", i, c.ID, c.Type)
 		}
+		if err := checkCode(c.Source); err != nil {
+			return nil, err
+		}
 		cellID, code, index = c.ID, c.Source, i
 		if len(c.Outputs) == 0 && c.ExecutionCount == nil {
 			return nil, errNoChange
@@ -143,6 +146,9 @@ func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref Cell
 
 // InsertExecuteCell inserts a code cell at index (-1 appends) and runs it.
 func (e *Engine) InsertExecuteCell(ctx context.Context, session, name string, index int, source string, opts ExecOptions) (ExecResult, error) {
+	if err := checkCode(source); err != nil {
+		return ExecResult{}, err
+	}
 	_, cell, err := e.InsertCell(ctx, session, name, index, notebook.Code, source)
 	if err != nil {
 		return ExecResult{}, err
@@ -172,6 +178,9 @@ func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index 
 	if err != nil {
 		return res.ExecResult, err
 	}
+	if err := runError(d.kernel, d, index, cellID, res); err != nil {
+		return ExecResult{}, err
+	}
 	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
 		return ExecResult{}, &KernelDiedError{KernelID: d.kernel.id, Notebook: d.name, Index: index, CellID: cellID}
 	}
@@ -185,6 +194,9 @@ func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index 
 // opts.KernelID, or on the current notebook's kernel; nothing is saved.
 // Timeouts, cancellation and dead kernels behave as in ExecuteCell.
 func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts ExecOptions) (ExecResult, error) {
+	if err := checkCode(code); err != nil {
+		return ExecResult{}, err
+	}
 	if e.sandboxes != nil {
 		res, ok, err := e.executeOnSandbox(ctx, session, code, opts)
 		if ok {
@@ -193,6 +205,7 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 	}
 	var (
 		k      *kernelEntry
+		d      *document
 		client *jupyter.Client
 		err    error
 	)
@@ -205,7 +218,7 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 	} else {
 		// Without a notebook the error says there is no current notebook;
 		// the caller knows what else could name a kernel.
-		d, err := e.lookup(session, "")
+		d, err = e.lookup(session, "")
 		if err != nil {
 			return ExecResult{}, err
 		}
@@ -213,11 +226,25 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 	}
 	x, err := e.startExecution(ctx, k, nil, client, "", -1, code, opts)
 	if err != nil {
+		var lost *KernelLostError
+		if errors.As(err, &lost) {
+			lost.Notebook = docName(d)
+			if d == nil {
+				e.settleLoss(k, lost)
+			}
+		}
 		return ExecResult{}, err
 	}
 	res, err := e.await(ctx, x, opts)
 	if err != nil {
 		return res.ExecResult, err
+	}
+	if err := runError(k, d, -1, "", res); err != nil {
+		var lost *KernelLostError
+		if errors.As(err, &lost) && d == nil {
+			e.settleLoss(k, lost)
+		}
+		return ExecResult{}, err
 	}
 	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
 		return ExecResult{}, &KernelDiedError{KernelID: k.id}
@@ -233,6 +260,9 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document, client *jupyter.Client, cellID string, index int, code string, opts ExecOptions) (*execution, error) {
 	if e.closed.Load() {
 		return nil, errors.New("the server is shutting down")
+	}
+	if err := checkCode(code); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	k.runs++
@@ -265,14 +295,10 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 		x.startFailed = true
 		close(x.ready)
 		e.endRun(k)
-		if jupyter.IsNotFound(err) {
-			// The kernel is gone: the Jupyter server restarted, or someone
-			// shut the kernel down. Its state went with it.
-			gone := &KernelGoneError{KernelID: k.id}
-			if d != nil {
-				gone.Notebook = d.name
-			}
-			return nil, gone
+		// A kernel that is gone (shut down, or the Jupyter server
+		// restarted) or lost otherwise is named with what happened.
+		if lost := sendError(k, d, err); lost != nil {
+			return nil, lost
 		}
 		return nil, fmt.Errorf("sending the code to kernel %s: %w", k.id, err)
 	}
@@ -463,11 +489,33 @@ func (x *execution) runEnded(reply *jupyter.ExecuteReply, err error) {
 	if x.startFailed {
 		return
 	}
+	if err == nil && x.unaskedInterrupt(reply) {
+		// Jupyter interrupts a kernel before it shuts it down or restarts
+		// it: wait a moment for word of that, so the result names it.
+		lost := x.kernel.conn.LostSignal()
+		go func() {
+			select {
+			case <-lost:
+				err = x.kernel.conn.Lost()
+			case <-time.After(lostGrace):
+			}
+			x.finish(reply, err)
+		}()
+		return
+	}
 	if x.doc == nil && err == nil {
 		x.finish(reply, nil)
 		return
 	}
 	go x.finish(reply, err)
+}
+
+// unaskedInterrupt reports whether the run ended in a KeyboardInterrupt
+// that no call here asked for.
+func (x *execution) unaskedInterrupt(reply *jupyter.ExecuteReply) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return reply != nil && reply.EName == "KeyboardInterrupt" && !x.interrupted
 }
 
 // abandon ends a run that can never end on its own: its kernel was
@@ -507,7 +555,8 @@ func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 	case err != nil:
 		x.err = err
 		x.status = "aborted"
-		if errors.Is(err, jupyter.ErrKernelDied) {
+		var lost *jupyter.LostError
+		if errors.Is(err, jupyter.ErrKernelDied) || errors.As(err, &lost) {
 			x.status = statusDied
 		}
 	default:
@@ -544,6 +593,8 @@ func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 func (x *execution) restartKernel() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	x.kernel.conn.BeginRestart()
+	defer x.kernel.conn.EndRestart()
 	for {
 		_, err := x.client.RestartKernel(ctx, x.kernel.id)
 		if err == nil {

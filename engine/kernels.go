@@ -110,8 +110,9 @@ func (e *Engine) acquireKernel(ctx context.Context, client *jupyter.Client, id s
 		return nil, err
 	}
 	conn.OnState(func(state string) {
-		e.publish(Event{Type: EvKernelStatus, Kernel: &KernelEvent{ID: id, State: state}})
+		e.publish(Event{Type: EvKernelStatus, Kernel: &KernelEvent{ID: id, State: state, Lost: lostPhrase(conn)}})
 	})
+	e.watchLoss(id, conn)
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -202,7 +203,10 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 	if err != nil {
 		return NotebookInfo{}, err
 	}
-	if _, err := d.client.RestartKernel(ctx, d.kernel.id); err != nil {
+	// Our own restart is no loss; the one it follows is over.
+	d.kernel.conn.BeginRestart()
+	defer d.kernel.conn.EndRestart()
+	if _, err := e.restartKernel(ctx, d.client, d.kernel); err != nil {
 		// jupyter_server 1.x answers a restart of a kernel it does not
 		// know (it restarted, or someone shut the kernel down) with a 500,
 		// not a 404: ask about the kernel itself to tell the two apart.

@@ -1,0 +1,264 @@
+package engine
+
+// A kernel that goes away under a notebook (shut down or restarted from
+// outside, died) is named: the channel notices (engine/jupyter/lost.go),
+// the engine says which kernel, which notebook and what happened in a
+// typed error, the workbench gets an event, and mcp/ words it for an agent.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+)
+
+// KernelLoss is what happened to a kernel that went away.
+type KernelLoss int
+
+// The ways a kernel goes away.
+const (
+	KernelShutDown            KernelLoss = iota + 1 // shut down from outside this server
+	KernelGone                                      // no longer exists on the Jupyter server
+	KernelDied                                      // its process died and was not restarted
+	KernelRestartedAfterCrash                       // it died and Jupyter restarted it
+	KernelRestartedOutside                          // restarted from outside this server
+)
+
+// String is the short phrase the workbench shows.
+func (l KernelLoss) String() string {
+	switch l {
+	case KernelShutDown:
+		return "shut down from outside"
+	case KernelGone:
+		return "gone from the Jupyter server"
+	case KernelDied:
+		return "died"
+	case KernelRestartedAfterCrash:
+		return "died, restarted by Jupyter"
+	case KernelRestartedOutside:
+		return "restarted from outside"
+	}
+	return "lost"
+}
+
+// Exists reports whether a kernel process still runs under the id after
+// the loss (a blank one).
+func (l KernelLoss) Exists() bool {
+	return l == KernelRestartedAfterCrash || l == KernelRestartedOutside
+}
+
+// lossOf names a channel's loss.
+func lossOf(le *jupyter.LostError) KernelLoss {
+	switch le.Loss {
+	case jupyter.LossShutdown:
+		return KernelShutDown
+	case jupyter.LossGone:
+		return KernelGone
+	case jupyter.LossDied:
+		return KernelDied
+	case jupyter.LossRestarted:
+		if le.Crashed {
+			return KernelRestartedAfterCrash
+		}
+		return KernelRestartedOutside
+	}
+	return KernelGone
+}
+
+// KernelLostError: the kernel went away, and its state (variables,
+// imports, loaded data) with it. Notebook is set when it was a notebook's
+// kernel; During when code was running on it then (Index and CellID name
+// the cell, when it was one), otherwise the code was not sent.
+type KernelLostError struct {
+	KernelID string
+	Notebook string
+	What     KernelLoss
+	During   bool
+	Index    int
+	CellID   string
+}
+
+func (e *KernelLostError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel %s", e.KernelID)
+	if e.Notebook != "" {
+		fmt.Fprintf(&b, " of notebook %q", e.Notebook)
+	}
+	switch e.What {
+	case KernelShutDown:
+		b.WriteString(" was shut down from outside this server")
+	case KernelGone:
+		b.WriteString(" no longer exists on the Jupyter server (it was shut down, or the server restarted)")
+	case KernelDied:
+		b.WriteString(" died and Jupyter did not restart it")
+	case KernelRestartedAfterCrash:
+		b.WriteString(" died and Jupyter restarted it")
+	case KernelRestartedOutside:
+		b.WriteString(" was restarted from outside this server")
+	default:
+		b.WriteString(" was lost")
+	}
+	switch {
+	case e.During && e.CellID != "":
+		fmt.Fprintf(&b, " while it ran cell %d (id %q)", e.Index, e.CellID)
+	case e.During:
+		b.WriteString(" while it ran the code")
+	default:
+		b.WriteString("; the code was not run")
+	}
+	b.WriteString("; its state (variables, imports, loaded data) is gone")
+	return b.String()
+}
+
+// CallerCanFix: restarting the kernel is the caller's move.
+func (*KernelLostError) CallerCanFix() bool { return true }
+
+// CodeNULError: the code holds a NUL byte, which ipykernel cannot handle
+// and answers with silence; it is refused before it is sent.
+type CodeNULError struct{ Offset int }
+
+func (e *CodeNULError) Error() string {
+	return fmt.Sprintf("the code contains a NUL byte (at byte %d), which the kernel cannot run; it was not sent", e.Offset)
+}
+
+func (*CodeNULError) CallerCanFix() bool { return true }
+
+// NoReplyError: the kernel took the code, went idle, and never answered.
+type NoReplyError struct{ KernelID, Notebook string }
+
+func (e *NoReplyError) Error() string {
+	return fmt.Sprintf("kernel %s went idle without answering the code (it could not handle the request)", e.KernelID)
+}
+
+func (*NoReplyError) CallerCanFix() bool { return true }
+
+// checkCode refuses code the kernel would never answer.
+func checkCode(code string) error {
+	if i := strings.IndexByte(code, 0); i >= 0 {
+		return &CodeNULError{Offset: i}
+	}
+	return nil
+}
+
+// lostGrace is how long a run that ended in a KeyboardInterrupt nobody here
+// asked for waits for word that its kernel was shut down or restarted:
+// Jupyter interrupts a kernel before it stops it, and the interrupt can
+// arrive before the word.
+const lostGrace = time.Second
+
+// runError turns how a run ended into the error its call returns: a lost
+// kernel or a missing reply named, nil for a run that ended normally (or
+// whose kernel auto-restart replaced) and for other failures, which the
+// caller reports as before.
+func runError(k *kernelEntry, d *document, index int, cellID string, res execOutcome) error {
+	if res.KernelRestarted {
+		return nil
+	}
+	var le *jupyter.LostError
+	if errors.As(res.err, &le) {
+		lost := &KernelLostError{KernelID: k.id, What: lossOf(le), During: true, Index: index, CellID: cellID}
+		if d != nil {
+			lost.Notebook = d.name
+		}
+		return lost
+	}
+	if errors.Is(res.err, jupyter.ErrNoReply) {
+		nr := &NoReplyError{KernelID: k.id}
+		if d != nil {
+			nr.Notebook = d.name
+		}
+		return nr
+	}
+	return nil
+}
+
+// sendError names why code could not be sent to kernel k, when the kernel
+// is the reason.
+func sendError(k *kernelEntry, d *document, err error) error {
+	lost := &KernelLostError{KernelID: k.id}
+	if d != nil {
+		lost.Notebook = d.name
+	}
+	var le *jupyter.LostError
+	switch {
+	case errors.As(err, &le):
+		lost.What = lossOf(le)
+	case jupyter.IsNotFound(err):
+		lost.What = KernelGone
+	default:
+		return nil
+	}
+	return lost
+}
+
+// settleLoss runs after a call on a kernel with no notebook (execute_code
+// with a kernel id) was told of its loss: that caller has been told, so a
+// kernel restarted outside takes code again, and one that is gone is
+// forgotten, so that naming it again finds it unknown.
+func (e *Engine) settleLoss(k *kernelEntry, lost *KernelLostError) {
+	if lost.What.Exists() {
+		k.conn.Acknowledge()
+		return
+	}
+	e.mu.Lock()
+	drop := e.kernels[k.id] == k && k.kept && k.users == 0 && k.runs == 0
+	if drop {
+		delete(e.kernels, k.id)
+	}
+	e.mu.Unlock()
+	if drop {
+		k.conn.Close()
+	}
+}
+
+// watchLoss publishes the kernel's losses for the workbench.
+func (e *Engine) watchLoss(id string, conn *jupyter.KernelConn) {
+	conn.OnLost(func(le *jupyter.LostError) {
+		what := lossOf(le)
+		e.log.Warn("kernel lost", "kernel", id, "what", what.String())
+		e.publish(Event{Type: EvKernelLost, Kernel: &KernelEvent{ID: id, State: conn.State(), Lost: what.String()}})
+	})
+}
+
+// lostPhrase is the workbench's phrase for a channel's loss, or "".
+func lostPhrase(conn *jupyter.KernelConn) string {
+	var le *jupyter.LostError
+	if errors.As(conn.Lost(), &le) {
+		return lossOf(le).String()
+	}
+	return ""
+}
+
+// restartKernel asks the server to restart kernel k. Jupyter's restarter
+// may be bringing a crashed kernel back at that very moment, and a request
+// that crosses it can fail: it is tried again, for a while, as long as the
+// kernel exists.
+func (e *Engine) restartKernel(ctx context.Context, client *jupyter.Client, k *kernelEntry) (*jupyter.Kernel, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		kern, err := client.RestartKernel(ctx, k.id)
+		if err == nil || jupyter.IsNotFound(err) || time.Now().After(deadline) {
+			return kern, err
+		}
+		if _, gerr := client.GetKernel(ctx, k.id); gerr != nil {
+			return nil, err
+		}
+		e.log.Info("restarting a kernel failed while it exists; trying again", "kernel", k.id, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// docName is d's name, or "" for no notebook.
+func docName(d *document) string {
+	if d == nil {
+		return ""
+	}
+	return d.name
+}
