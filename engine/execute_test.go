@@ -289,8 +289,9 @@ func testKernelDeath(t *testing.T, f *fixture) {
 	e := f.e
 	f.useOwnKernel(t, "s", "nb", "die.ipynb", "create")
 	_, err := e.InsertExecuteCell(ctx, "s", "", -1, "print('bye', flush=True)\nimport time; time.sleep(0.5)\nimport os; os._exit(1)", ExecOptions{Timeout: 60 * time.Second})
-	if d := wantErrorAs[*KernelDiedError](t, err); d.Index != 0 || d.Notebook != "nb" || d.CellID == "" {
-		t.Errorf("KernelDiedError = %+v", d)
+	if lost := wantErrorAs[*KernelLostError](t, err); !lost.During || lost.Index != 0 || lost.Notebook != "nb" || lost.CellID == "" ||
+		(lost.What != KernelRestartedAfterCrash && lost.What != KernelDied) {
+		t.Errorf("KernelLostError = %+v, want a death during cell 0", lost)
 	}
 	if got := describe(f.disk(t, "die.ipynb").Cells[0].Outputs); len(got) != 1 || got[0] != "stream:stdout:bye\n" {
 		t.Fatalf("saved outputs %q", got)

@@ -102,7 +102,11 @@ func (p *execsPane) view(m *Model, w, h int) []string {
 			if k.Name != "" {
 				name += " " + k.Name
 			}
-			parts = append(parts, name+" "+m.kernelState(k.State))
+			state := k.State
+			if k.Lost != "" {
+				state = "lost: " + k.Lost
+			}
+			parts = append(parts, name+" "+m.kernelState(state))
 		}
 		footer = append(footer, s.Muted.Render("kernels ")+strings.Join(parts, s.Muted.Render(" · ")))
 	}
@@ -215,6 +219,9 @@ func (m *Model) kernelState(state string) string {
 	case "busy", "starting", "restarting":
 		return s.Running.Render(state)
 	case "dead", "failed", "disconnected":
+		return s.Failed.Render(state)
+	}
+	if strings.HasPrefix(state, "lost: ") {
 		return s.Failed.Render(state)
 	}
 	return s.Muted.Render(state)

@@ -203,6 +203,10 @@ func (s *State) Apply(ev engine.Event) {
 			}
 			s.Kernels[k.ID] = k
 		}
+	case engine.EvKernelLost:
+		if ev.Kernel != nil {
+			s.applyKernelLost(ev)
+		}
 	case engine.EvSandboxStatus:
 		if ev.Sandbox != nil {
 			s.KernelsVer++
