@@ -262,3 +262,21 @@ func docName(d *document) string {
 	}
 	return d.name
 }
+
+// crashedLoss reports whether the channel's kernel died and Jupyter's
+// restarter is bringing it back.
+func crashedLoss(conn *jupyter.KernelConn) bool {
+	var le *jupyter.LostError
+	return errors.As(conn.Lost(), &le) && le.Crashed
+}
+
+// awaitRestarter waits for the process Jupyter's restarter started in place
+// of a crashed kernel to answer. It reports true when it did (the kernel is
+// fresh), false when the kernel should be restarted after all.
+func (e *Engine) awaitRestarter(ctx context.Context, d *document) bool {
+	if err := waitKernelReady(ctx, d.kernel.conn); err != nil {
+		e.log.Info("the restarter's kernel did not answer; restarting it", "kernel", d.kernel.id, "err", err)
+		return false
+	}
+	return true
+}

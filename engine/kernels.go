@@ -204,8 +204,18 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 		return NotebookInfo{}, err
 	}
 	// Our own restart is no loss; the one it follows is over.
-	d.kernel.conn.BeginRestart()
-	defer d.kernel.conn.EndRestart()
+	conn := d.kernel.conn
+	crashed := crashedLoss(conn)
+	conn.BeginRestart()
+	defer conn.EndRestart()
+	if crashed {
+		// Jupyter's restarter is bringing the crashed kernel back: its
+		// new process is the fresh kernel asked for, and a restart
+		// request crossing it can leave the kernel dead for good.
+		if e.awaitRestarter(ctx, d) {
+			return e.info(d, session), nil
+		}
+	}
 	if _, err := e.restartKernel(ctx, d.client, d.kernel); err != nil {
 		// jupyter_server 1.x answers a restart of a kernel it does not
 		// know (it restarted, or someone shut the kernel down) with a 500,
