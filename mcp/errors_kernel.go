@@ -8,6 +8,8 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 )
 
+func init() { wordings = append(wordings, kernelErrorText) }
+
 // kernelErrorText words the engine's kernel errors for an agent: what
 // happened to the kernel, that its state is gone, and which call brings
 // back a working one. It reports false for any other error.

@@ -56,9 +56,6 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 		}
 		c.req = req
 		a, err := h(s, ctx, c, in)
-		if text, ok := kernelErrorText(d.name, err); ok {
-			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
-		}
 		if err != nil {
 			if !engine.IsUserError(err) {
 				s.log.Warn("tool failed", "tool", d.name, "err", redact(err.Error()))
