@@ -50,7 +50,7 @@ func sanitizeEvent(ev engine.Event) engine.Event {
 	}
 	if ev.Kernel != nil {
 		k := *ev.Kernel
-		if cleanStrings(&k.ID, &k.Name, &k.State) {
+		if cleanStrings(&k.ID, &k.Name, &k.State, &k.Lost) {
 			ev.Kernel = heapCopy(k)
 		}
 	}
