@@ -48,7 +48,7 @@ func newLostKernel(t *testing.T) *lostKernel {
 	go func() {
 		defer close(done)
 		for ev := range sub.C() {
-			if ev.Type == engine.EvKernelLost || ev.Type == engine.EvKernelStatus {
+			if ev.Type == engine.EvKernelLost || ev.Type == engine.EvKernelStatus || ev.Type == engine.EvExecOutput {
 				lk.mu.Lock()
 				lk.events = append(lk.events, ev)
 				lk.mu.Unlock()
@@ -167,7 +167,7 @@ func (lk *lostKernel) during(tool string) func() (string, bool, time.Duration) {
 		took  time.Duration
 	}
 	ch := make(chan result, 1)
-	args := map[string]any{"code": "import time\nfor i in range(600):\n    time.sleep(0.1)", "timeout": callTimeout}
+	args := map[string]any{"code": "import time\nprint('started', flush=True)\nfor i in range(600):\n    time.sleep(0.1)", "timeout": callTimeout}
 	if tool == "insert_execute_code_cell" {
 		args = map[string]any{"cell_index": -1, "cell_source": args["code"], "timeout": callTimeout}
 	}
@@ -182,14 +182,27 @@ func (lk *lostKernel) during(tool string) func() (string, bool, time.Duration) {
 		}
 		ch <- result{textOf(res), res.IsError, time.Since(start)}
 	}()
-	c := lk.srv.Client()
-	if !waitFor(30*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		k, err := c.GetKernel(ctx, lk.kernel)
-		return err == nil && k.ExecutionState == "busy"
-	}) {
-		lk.t.Fatal("the long execution never started")
+	// Running: its first output has arrived, and the call has not come
+	// back.
+	started := func() bool {
+		lk.mu.Lock()
+		defer lk.mu.Unlock()
+		for _, ev := range lk.events {
+			if ev.Type == engine.EvExecOutput && ev.Exec.KernelID == lk.kernel && ev.Exec.Output != nil && strings.Contains(ev.Exec.Output.Text, "started") {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.After(60 * time.Second)
+	for !started() {
+		select {
+		case r := <-ch:
+			lk.t.Fatalf("the long execution returned before it ran: %q (error %v)", r.text, r.isErr)
+		case <-deadline:
+			lk.t.Fatal("the long execution never started")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	return func() (string, bool, time.Duration) {
 		r := <-ch
