@@ -143,8 +143,10 @@ func testExecuteTimeout(t *testing.T, f *fixture) {
 	if !res.StillRunning || res.Status != "running" {
 		t.Fatalf("result: %+v", res)
 	}
-	if elapsed > 2500*time.Millisecond {
-		t.Fatalf("returned after %v, want about 2s", elapsed)
+	// It answers at its timeout, not when the code ends (6 s); the bound
+	// is loose so that a loaded machine cannot fail it.
+	if elapsed > 5*time.Second {
+		t.Fatalf("returned after %v, want about 2s (the timeout), well before the code's 6s", elapsed)
 	}
 	// On a loaded machine the kernel may not have printed yet.
 	if got := describe(res.Outputs); len(got) > 1 || len(got) == 1 && got[0] != "stream:stdout:start\n" {
@@ -272,15 +274,12 @@ func testExecuteCode(t *testing.T, f *fixture) {
 	if string(before) != string(f.file(t, "code.ipynb")) {
 		t.Fatal("execute_code changed the notebook")
 	}
-	// Round trips are quick once the channel is open.
-	start := time.Now()
+	// Round trips on the open channel keep working (their speed is the
+	// bench's business: figure 1, not a timed test).
 	for range 20 {
 		if _, err := e.ExecuteCode(ctx, "s", "1+1", ExecOptions{}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if per := time.Since(start) / 20; per > 50*time.Millisecond {
-		t.Errorf("execute_code round trip %v", per)
 	}
 }
 
