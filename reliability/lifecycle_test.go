@@ -139,7 +139,10 @@ func TestManagedLifecycle(t *testing.T) {
 		}
 		took := time.Since(start)
 		t.Logf("exited %v after SIGTERM with %v", took.Round(time.Millisecond), p.WaitErr())
-		if took > 6*time.Second {
+		// About 4 s on a quiet machine (most of it Jupyter stopping its
+		// kernels); the bound catches a shutdown that waits something out,
+		// not a slow machine.
+		if took > 10*time.Second {
 			t.Errorf("took %v to exit after SIGTERM", took)
 		}
 		if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
