@@ -593,8 +593,17 @@ func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 func (x *execution) restartKernel() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	crashed := crashedLoss(x.kernel.conn)
 	x.kernel.conn.BeginRestart()
 	defer x.kernel.conn.EndRestart()
+	if crashed && waitKernelReady(ctx, x.kernel.conn) == nil {
+		// Jupyter's restarter already put a fresh process in its place; a
+		// restart request crossing it could leave the kernel dead.
+		x.mu.Lock()
+		x.restarted = true
+		x.mu.Unlock()
+		return
+	}
 	for {
 		_, err := x.client.RestartKernel(ctx, x.kernel.id)
 		if err == nil {
