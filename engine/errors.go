@@ -333,20 +333,6 @@ func (e *KernelDiedError) Error() string {
 
 func (*KernelDiedError) CallerCanFix() bool { return true }
 
-// KernelGoneError: the kernel no longer exists on the Jupyter server (it
-// restarted, or the kernel was shut down). Notebook is set when it was a
-// notebook's kernel.
-type KernelGoneError struct{ KernelID, Notebook string }
-
-func (e *KernelGoneError) Error() string {
-	if e.Notebook != "" {
-		return fmt.Sprintf("the kernel %s of notebook %q no longer exists on the Jupyter server (the server restarted, or the kernel was shut down; its state is lost)", e.KernelID, e.Notebook)
-	}
-	return fmt.Sprintf("the kernel %s no longer exists on the Jupyter server (the server restarted, or the kernel was shut down)", e.KernelID)
-}
-
-func (*KernelGoneError) CallerCanFix() bool { return true }
-
 // DepthError: a listing depth outside 0..Max.
 type DepthError struct{ Depth, Max int }
 

@@ -274,12 +274,6 @@ func wordKernelErrors(tool string, err error) (string, bool) {
 		}
 		return fmt.Sprintf("kernel %s died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it", e.KernelID), true
 	}
-	if e, ok := as[*engine.KernelGoneError](err); ok {
-		if e.Notebook != "" {
-			return e.Error() + ". Call restart_notebook to give the notebook a new kernel", true
-		}
-		return e.Error() + "; list_kernels shows the running ones", true
-	}
 	return "", false
 }
 

@@ -83,8 +83,6 @@ func TestAgentText(t *testing.T) {
 		{"use_notebook", &engine.UnknownKernelError{KernelID: "k9"}, `there is no kernel with id "k9" on the Jupyter server; list_kernels shows the running kernels, or leave kernel_id unset to start a new kernel`},
 		{"execute_cell", &engine.KernelDiedError{KernelID: "k1", Notebook: "nb", Index: 0, CellID: "c"}, `the kernel died while running cell 0 (id "c") of notebook "nb" (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell`},
 		{"execute_code", &engine.KernelDiedError{KernelID: "k1"}, "kernel k1 died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it"},
-		{"execute_cell", &engine.KernelGoneError{KernelID: "k1", Notebook: "nb"}, `the kernel k1 of notebook "nb" no longer exists on the Jupyter server (the server restarted, or the kernel was shut down; its state is lost). Call restart_notebook to give the notebook a new kernel`},
-		{"execute_code", &engine.KernelGoneError{KernelID: "k1"}, "the kernel k1 no longer exists on the Jupyter server (the server restarted, or the kernel was shut down); list_kernels shows the running ones"},
 
 		// Sandboxes.
 		{"launch_sandbox", &engine.SandboxExistsError{Name: "py", Variant: "eval", ID: "sbx-1"}, `a sandbox named "py" is already launched (eval, sbx-1); pick another sandbox_name, or terminate_sandbox "py" first`},
