@@ -33,6 +33,7 @@ type config struct {
 	JupyterURL          string
 	JupyterToken        string
 	RootDir             string
+	Python              string
 	StartNewCodeSandbox bool
 	SandboxVariant      string
 	// Execution
@@ -83,6 +84,7 @@ func (c *config) options() []*option {
 		{group: "Jupyter", name: "jupyter-url", env: "JUPYTER_URL", def: "", set: asURL(&c.JupyterURL), help: "Jupyter server to use (e.g. http://localhost:8888 or a JupyterHub http://hub/user/NAME/); empty: start a managed local jupyter-server"},
 		{group: "Jupyter", name: "jupyter-token", env: "JUPYTER_TOKEN", def: "", set: asText(&c.JupyterToken), help: "token of the Jupyter server"},
 		{group: "Jupyter", name: "root-dir", env: "JUPYTER_ROOT_DIR", def: "", set: asText(&c.RootDir), help: "root directory of the managed Jupyter server (default: the working directory)"},
+		{group: "Jupyter", name: "python", env: "JUPYTER_PYTHON", def: "", set: asText(&c.Python), help: "Python with jupyter_server and ipykernel that runs the managed server and the eval sandbox; empty: the active virtualenv or conda env, else the interpreter of jupyter-server (or jupyter) on PATH, else python3 (or python) on PATH, else /usr/bin/python3"},
 		{group: "Jupyter", name: "start-new-code-sandbox", env: "START_NEW_CODE_SANDBOX", def: "false", set: asBool(&c.StartNewCodeSandbox), help: "accepted for compatibility with the reference's client config; sandboxes are launched with launch_sandbox"},
 		{group: "Jupyter", name: "sandbox-variant", env: "SANDBOX_VARIANT", def: "", set: asText(&c.SandboxVariant), help: "default variant of launch_sandbox (eval or jupyter-server here; empty or jupyter-server: eval, as the reference does)"},
 		{group: "Execution", name: "timeout", env: "EXECUTION_TIMEOUT", def: "300", set: asSeconds(&c.Timeout), help: "default execution timeout in seconds (a tool's timeout of 0 means this)"},

@@ -77,6 +77,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		logger.Info("starting a managed Jupyter server", "root", root)
 		m, err := jupyter.StartManaged(ctx, jupyter.ManagedOptions{
 			RootDir: root,
+			Python:  cfg.Python,
 			Log:     slogWriter{logger},
 			// The server's own kernel restarter stays on: without it
 			// jupyter_server never notices a kernel dying and nothing tells
@@ -88,6 +89,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			return err
 		}
 		defer m.Stop()
+		logger.Info("the managed Jupyter server is up", "url", m.URL, "python", m.Python, "found", m.PythonFrom)
 		managed = m
 		jupyterURL, jupyterToken = m.URL, m.Token
 	}
@@ -100,6 +102,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		MaxOutputBytes: cfg.MaxOutput,
 		Capabilities:   capabilities(cfg),
 		SandboxVariant: cfg.SandboxVariant,
+		Python:         cfg.Python,
 		Logger:         logger,
 	})
 	if err != nil {

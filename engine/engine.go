@@ -38,6 +38,10 @@ type Config struct {
 	// when a call names none.
 	SandboxVariant string
 
+	// Python is --python: the eval sandbox's interpreter ("" = the one
+	// jupyter.FindPython finds).
+	Python string
+
 	Logger *slog.Logger
 }
 
@@ -160,6 +164,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e.first = client
 	e.calls.jupyterState = e.fillJupyterState
 	e.sandboxes = newSandboxRegistry(bus, e.jupyterClient, cfg.SandboxVariant, cfg.MaxTimeout, log)
+	e.sandboxes.python = cfg.Python
 	return e, nil
 }
 

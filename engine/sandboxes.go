@@ -73,6 +73,7 @@ type sandboxRegistry struct {
 	publish        func(Event)
 	client         func() *jupyter.Client
 	defaultVariant string // SANDBOX_VARIANT as configured
+	python         string // --python, for the eval variant
 	maxTimeout     time.Duration
 	log            *slog.Logger
 
@@ -222,7 +223,7 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	var err error
 	switch variant {
 	case sandbox.Eval:
-		sb, err = sandbox.LaunchEval(ctx, sandbox.EvalOptions{OnState: onState, Logger: r.log.With("sandbox", name)})
+		sb, err = sandbox.LaunchEval(ctx, sandbox.EvalOptions{Python: r.python, OnState: onState, Logger: r.log.With("sandbox", name)})
 	case sandbox.JupyterServer:
 		sb, err = r.launchJupyter(ctx, spec, onState, r.log.With("sandbox", name))
 	default:

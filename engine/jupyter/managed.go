@@ -2,7 +2,6 @@ package jupyter
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -30,13 +29,12 @@ type ManagedOptions struct {
 	// Extra command-line arguments for jupyter-server (tests use
 	// --ServerApp.base_url=/user/alice/).
 	ExtraArgs []string
-	// Python is the interpreter that has jupyter_server installed. Default:
-	// the one named in the shebang of the jupyter-server script (first
-	// /usr/bin/jupyter-server, then PATH), else the first of
-	// /usr/bin/python3, python3, python that can import jupyter_server.
+	// Python is the interpreter that has jupyter_server and ipykernel
+	// installed (--python). Default: the one FindPython finds.
 	Python string
 	// StartTimeout bounds the wait for the server to answer; default 60s.
 	StartTimeout time.Duration
+	pythonFrom   string // where Python was found
 	// Restart makes the server come back when it dies: started again on
 	// the same port with the same token (so the URL, and the notebooks on
 	// it, keep working), after 0.5 s, then 1 s, 2 s, ... up to 30 s between
@@ -58,8 +56,10 @@ type Managed struct {
 	// RuntimeDir is the server's private Jupyter runtime directory: kernel
 	// connection files live there as kernel-<id>.json.
 	RuntimeDir string
-	// Python is the interpreter that runs the server.
-	Python string
+	// Python is the interpreter that runs the server, and PythonFrom where
+	// it was found (see FindPython).
+	Python     string
+	PythonFrom string
 
 	port int
 	opts ManagedOptions
@@ -132,7 +132,7 @@ var plainServer bool
 
 // StartManaged starts jupyter-server and waits until api/ answers.
 func StartManaged(ctx context.Context, opts ManagedOptions) (*Managed, error) {
-	python, err := findPython(opts.Python)
+	python, err := FindPython(opts.Python)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,8 @@ func StartManaged(ctx context.Context, opts ManagedOptions) (*Managed, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 60 * time.Second
 	}
-	opts.Python = python
+	opts.Python = python.Path
+	opts.pythonFrom = python.From
 	// A port taken between our probe and the server's bind makes the
 	// server exit at once; a couple of fresh ports cure that.
 	var lastErr error
@@ -191,6 +192,7 @@ func startOnce(ctx context.Context, root string, opts ManagedOptions) (*Managed,
 		RootDir:    root,
 		RuntimeDir: runtimeDir,
 		Python:     opts.Python,
+		PythonFrom: opts.pythonFrom,
 		port:       port,
 		opts:       opts,
 		tail:       &lineTail{max: 30},
@@ -394,86 +396,6 @@ func baseURLArg(args []string) string {
 		}
 	}
 	return ""
-}
-
-// findPython picks the interpreter that has jupyter_server.
-func findPython(explicit string) (string, error) {
-	if explicit != "" {
-		if err := canImportJupyterServer(explicit); err != nil {
-			return "", fmt.Errorf("%w: %s cannot import jupyter_server (%v); %s", ErrJupyterNotInstalled, explicit, err, installHint)
-		}
-		return explicit, nil
-	}
-	var scripts []string
-	if _, err := os.Stat("/usr/bin/jupyter-server"); err == nil {
-		scripts = append(scripts, "/usr/bin/jupyter-server")
-	}
-	if p, err := exec.LookPath("jupyter-server"); err == nil {
-		scripts = append(scripts, p)
-	}
-	for _, s := range scripts {
-		if py := shebangPython(s); py != "" {
-			return py, nil
-		}
-	}
-	// The python3 first on PATH may be a different interpreter than the one
-	// Jupyter was installed for, so each candidate is asked.
-	for _, cand := range []string{"/usr/bin/python3", "python3", "python"} {
-		p, err := exec.LookPath(cand)
-		if err != nil {
-			continue
-		}
-		if canImportJupyterServer(p) == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%w: found neither a jupyter-server command nor a python that can import jupyter_server; %s", ErrJupyterNotInstalled, installHint)
-}
-
-const installHint = "install it (Debian/Ubuntu: apt-get install jupyter-server python3-ipykernel; elsewhere: pip install jupyter-server ipykernel) or point at a running server with --jupyter-url"
-
-// shebangPython returns the interpreter named by a script's #! line when
-// it exists.
-func shebangPython(script string) string {
-	f, err := os.Open(script)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	line, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
-	if !ok {
-		return ""
-	}
-	fields := strings.Fields(line)
-	if len(fields) == 0 {
-		return ""
-	}
-	py := fields[0]
-	if filepath.Base(py) == "env" && len(fields) > 1 {
-		p, err := exec.LookPath(fields[len(fields)-1])
-		if err != nil {
-			return ""
-		}
-		py = p
-	}
-	if !strings.Contains(filepath.Base(py), "python") {
-		return ""
-	}
-	if _, err := os.Stat(py); err != nil {
-		return ""
-	}
-	return py
-}
-
-func canImportJupyterServer(python string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, python, "-c", "import jupyter_server").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
-	}
-	return nil
 }
 
 func freePort() (int, error) {

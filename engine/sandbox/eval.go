@@ -29,11 +29,6 @@ var driverSource string
 // line rather than the whole driver.
 const bootstrap = `import json,os;REQ=os.fdopen(3,"r",encoding="utf-8",newline="\n");exec(compile(json.loads(REQ.readline()),"<sandbox-driver>","exec"))`
 
-// SystemPython is the interpreter the eval variant prefers: the python3
-// first on PATH may be another one (a pyenv shim, a virtualenv) without the
-// packages the machine's Python has.
-const SystemPython = "/usr/bin/python3"
-
 const (
 	evalStartTimeout = 30 * time.Second
 	// interruptGrace is how long an interrupted run has to stop before the
@@ -50,7 +45,7 @@ var ErrNotRunning = errors.New("the sandbox is not running")
 
 // EvalOptions configure an eval sandbox.
 type EvalOptions struct {
-	Python string   // interpreter; "" = SystemPython, else python3 on PATH
+	Python string   // interpreter (--python); "" = the one jupyter.FindPython finds
 	Dir    string   // working directory; "" = this process's
 	Env    []string // extra environment (KEY=value) on top of this process's
 	// OnState, when set, is called (it must not block) as the sandbox turns
@@ -136,26 +131,6 @@ func (r *evalRun) add(o notebook.Output) {
 	if r.onOutput != nil {
 		r.onOutput(o)
 	}
-}
-
-// findPython picks the interpreter: the one asked for, SystemPython, or
-// python3 on PATH.
-func findPython(asked string) (string, error) {
-	if asked != "" {
-		p, err := exec.LookPath(asked)
-		if err != nil {
-			return "", refusef("the eval variant needs a Python 3 interpreter, and %s was not found", asked)
-		}
-		return p, nil
-	}
-	if st, err := os.Stat(SystemPython); err == nil && !st.IsDir() {
-		return SystemPython, nil
-	}
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		return "", refusef("the eval variant needs a Python 3 interpreter, and there is none at %s or on PATH", SystemPython)
-	}
-	return p, nil
 }
 
 // LaunchEval starts an interpreter running the driver and waits until it
