@@ -329,8 +329,8 @@ func TestInterruptStopsSleep(t *testing.T) {
 	if rep.Status != "error" || rep.EName != "KeyboardInterrupt" {
 		t.Fatalf("reply %+v, want KeyboardInterrupt", rep)
 	}
-	if elapsed > 2*time.Second {
-		t.Fatalf("interrupt took %v, want < 2s", elapsed)
+	if elapsed > 10*time.Second {
+		t.Fatalf("interrupt took %v, want well under the sleep", elapsed)
 	}
 }
 

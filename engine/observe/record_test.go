@@ -130,7 +130,9 @@ func TestReplayKeepsTiming(t *testing.T) {
 		n++
 	}
 	took := time.Since(start)
-	if n != 3 || took < 180*time.Millisecond || took > 2*time.Second {
+	// The lower bound is the pacing; the upper one only catches a replay
+	// that ignores --speed, with room for a loaded machine.
+	if n != 3 || took < 180*time.Millisecond || took > 10*time.Second {
 		t.Fatalf("%d events in %v, want 3 in about 200ms", n, took)
 	}
 }

@@ -252,8 +252,9 @@ func TestEvalInterruptAndTimeout(t *testing.T) {
 		if o.err != nil {
 			t.Fatalf("Execute: %v", o.err)
 		}
-		if d := time.Since(t0); d > 2*time.Second {
-			t.Errorf("interrupt took %s, want < 2s", d)
+		// Well short of the sleep's 30 s; loose enough for a loaded machine.
+		if d := time.Since(t0); d > 10*time.Second {
+			t.Errorf("interrupt took %s, want well under the 30 s sleep", d)
 		}
 		last := o.res.Outputs[len(o.res.Outputs)-1]
 		if o.res.Status != "error" || last.EName != "KeyboardInterrupt" {
@@ -269,8 +270,8 @@ func TestEvalInterruptAndTimeout(t *testing.T) {
 	// A run past its timeout is interrupted, and its error says why.
 	t0 = time.Now()
 	res := execEval(t, s, "import time\ntime.sleep(30)", 500*time.Millisecond, nil)
-	if d := time.Since(t0); d > 3*time.Second {
-		t.Errorf("timed-out run returned after %s", d)
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("timed-out run returned after %s, want about its 0.5 s timeout", d)
 	}
 	if !res.Interrupted || res.StillRunning || res.Status != "error" {
 		t.Errorf("timed-out run: %+v, want Interrupted, not StillRunning", res)

@@ -128,8 +128,8 @@ func TestJupyterSandbox(t *testing.T) {
 		}
 		select {
 		case res := <-done:
-			if d := time.Since(t0); d > 2*time.Second {
-				t.Errorf("interrupt took %s", d)
+			if d := time.Since(t0); d > 10*time.Second {
+				t.Errorf("interrupt took %s, want well under the sleep", d)
 			}
 			if res.Status != "error" || res.Outputs[len(res.Outputs)-1].EName != "KeyboardInterrupt" {
 				t.Errorf("interrupted: %+v", res)
