@@ -46,6 +46,7 @@ type config struct {
 	Approve        string // off, destructive or all
 	ApproveTimeout time.Duration
 	Record         string
+	Theme          string // auto, light or dark
 	// Logging
 	LogFile  string
 	LogLevel slog.Level
@@ -95,6 +96,7 @@ func (c *config) options() []*option {
 		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", set: asOneOf(&c.Approve, "off, destructive or all", "off", "destructive", "all"), help: "hold calls for a person to allow: off, destructive or all"},
 		{group: "Workbench", name: "approve-timeout", env: "APPROVE_TIMEOUT", def: "120", set: asSeconds(&c.ApproveTimeout), help: "seconds a held call waits for a decision before it is denied"},
 		{group: "Workbench", name: "record", env: "RECORD_FILE", def: "", set: asText(&c.Record), help: "write every call and result as JSON lines to this file (tokens redacted)"},
+		{group: "Workbench", name: "theme", env: "MCP_THEME", def: "auto", set: asOneOf(&c.Theme, "auto, light or dark", "auto", "light", "dark"), help: "workbench colours: auto (follow the terminal's background), light or dark; NO_COLOR=1 turns colours off"},
 		{group: "Logging", name: "log-file", env: "LOG_FILE", def: "", set: asText(&c.LogFile), help: "write logs to this file (default: stderr, or nowhere while the TUI runs)"},
 		{group: "Logging", name: "log-level", env: "LOG_LEVEL", def: "info", set: asLogLevel(&c.LogLevel), help: "debug, info, warn or error"},
 	}

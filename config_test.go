@@ -125,6 +125,8 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{nil, map[string]string{"PORT": "abc"}, "PORT="},
 		{[]string{"--timeout", "0"}, nil, ">= 1"},
 		{[]string{"--approve", "some"}, nil, "off, destructive or all"},
+		{[]string{"--theme", "solarized"}, nil, "auto, light or dark"},
+		{nil, map[string]string{"MCP_THEME": "Light"}, "MCP_THEME=\"Light\" is not valid: auto, light or dark"},
 		{[]string{"--jupyter-url", "localhost:8888"}, nil, "http://"},
 		{[]string{"--timeout", "500", "--max-timeout", "100"}, nil, "below"},
 		{[]string{"--nope"}, nil, "not defined"},
@@ -191,6 +193,29 @@ func TestHarnessDropsEveryOptionVariable(t *testing.T) {
 	for _, o := range (&config{}).options() {
 		if o.env != "" && !slices.Contains(harness.OptionEnv(), o.env) {
 			t.Errorf("%s (--%s) is missing from internal/harness's configEnv", o.env, o.name)
+		}
+	}
+}
+
+// TestEnvTheme checks the theme of attach and replay, which take no flags:
+// MCP_THEME, checked like --theme.
+func TestEnvTheme(t *testing.T) {
+	for _, c := range []struct{ env, want, err string }{
+		{"", "auto", ""},
+		{"light", "light", ""},
+		{"dark", "dark", ""},
+		{"blue", "", `MCP_THEME="blue" is not valid: auto, light or dark`},
+	} {
+		t.Setenv("MCP_THEME", c.env)
+		got, err := envTheme()
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("MCP_THEME=%q: err %v, want %q", c.env, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("MCP_THEME=%q: %q, %v; want %q", c.env, got, err, c.want)
 		}
 	}
 }

@@ -103,6 +103,11 @@ func runAttach(args []string) int {
 		fmt.Println("usage: jupyter-mcp-server attach [PID|ws://ADDRESS/feed]\n\nOpens the workbench on a running 'jupyter-mcp-server --transport stdio'.\nWith no argument it attaches to the newest one started by this user.")
 		return 0
 	}
+	th, err := envTheme()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
+		return 2
+	}
 	var pick *feedRecord
 	for i := range feeds {
 		if len(args) == 0 || fmt.Sprint(feeds[i].PID) == args[0] || feeds[i].URL == args[0] {
@@ -127,17 +132,42 @@ func runAttach(args []string) int {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
 		return 1
 	}
-	if err := ui.Run(ctx, feed, ui.RunOptions{}); err != nil {
+	if err := ui.Run(ctx, feed, ui.RunOptions{Theme: th}); err != nil {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
 		return 1
 	}
 	return 0
 }
 
+// envTheme is the workbench theme for attach and replay, which take no
+// flags: the --theme option's environment variable, checked by the same
+// entry of the option table.
+func envTheme() (string, error) {
+	var c config
+	for _, o := range c.options() {
+		if o.name != "theme" {
+			continue
+		}
+		v := os.Getenv(o.env)
+		if v == "" {
+			v = o.def
+		}
+		if allowed := o.set.parse(v); allowed != "" {
+			return "", fmt.Errorf("%s=%q is not valid: %s", o.env, v, allowed)
+		}
+	}
+	return c.Theme, nil
+}
+
 // runReplay plays a --record file into the workbench.
 func runReplay(args []string) int {
 	if len(args) != 1 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(os.Stderr, "usage: jupyter-mcp-server replay FILE   (a file written with --record)")
+		return 2
+	}
+	th, err := envTheme()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
 		return 2
 	}
 	backend, err := observe.Replay(args[0])
@@ -147,7 +177,7 @@ func runReplay(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := ui.Run(ctx, backend, ui.RunOptions{}); err != nil && !errors.Is(err, context.Canceled) {
+	if err := ui.Run(ctx, backend, ui.RunOptions{Theme: th}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
 		return 1
 	}

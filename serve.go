@@ -189,7 +189,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			httpSrv.Shutdown(sctx)
 		}()
 		if workbenchMode(cfg) {
-			return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{})
+			return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme})
 		}
 		shown := token
 		if from := cfg.origin(&cfg.MCPToken).from; from != "default" {

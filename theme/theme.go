@@ -86,6 +86,56 @@ func Light() Palette {
 	}
 }
 
+// Dark16 is the dark palette for terminals of 16 colours. Nearest-colour
+// conversion of Dark lands on the wrong hues there (errors in grey, success
+// in yellow), and what the 16 colours look like is the terminal's choice, so
+// the tokens are chosen by meaning instead: text in the terminal's own
+// foreground (empty: no colour), states in the ANSI hue that names them.
+// The selected row and the acted-on cell have no background colour: styles
+// built from this palette mark them with reverse video and an underline,
+// which read on any scheme.
+func Dark16() Palette {
+	return Palette{
+		Muted: "8", Subtle: "8", Accent: "6",
+		Running: "12", OK: "2", Error: "9", Cancelled: "3", Held: "11", Denied: "13",
+		Warning: "11",
+		JSONKey: "6", JSONString: "2", JSONNumber: "13",
+	}
+}
+
+// Light16 is the light palette for terminals of 16 colours: like Dark16,
+// without the bright yellows and cyans that vanish on white.
+func Light16() Palette {
+	return Palette{
+		Muted: "8", Subtle: "8", Accent: "4",
+		Running: "4", OK: "2", Error: "1", Cancelled: "9", Held: "5", Denied: "13",
+		Warning: "5",
+		JSONKey: "4", JSONString: "2", JSONNumber: "5",
+	}
+}
+
+// Themes a person can ask for (--theme): Auto follows the terminal's
+// background as the renderer detects it.
+const (
+	Auto      = "auto"
+	LightName = "light"
+	DarkName  = "dark"
+)
+
+// PaletteFor is the palette for a background and a colour profile: the
+// 16-colour palettes on ANSI terminals, the full ones elsewhere.
+func PaletteFor(dark bool, profile termenv.Profile) Palette {
+	switch {
+	case profile == termenv.ANSI && dark:
+		return Dark16()
+	case profile == termenv.ANSI:
+		return Light16()
+	case dark:
+		return Dark()
+	}
+	return Light()
+}
+
 // For returns the palette converted to profile. lipgloss resolves a colour
 // against the renderer's profile on every Render, and on a 256-colour
 // terminal (tmux, screen) resolving a hex colour is a nearest-colour search
@@ -163,10 +213,12 @@ type Styles struct {
 	Help help.Styles
 }
 
-// NewRenderer returns a renderer writing to w (the TTY). It honours NO_COLOR
-// (https://no-color.org): any non-empty value selects the Ascii profile.
-func NewRenderer(w io.Writer) *lipgloss.Renderer {
-	r := lipgloss.NewRenderer(w)
+// NewRenderer returns a renderer writing to w (the TTY), with termenv's
+// output options (tests use them to pose as a terminal). It honours
+// NO_COLOR (https://no-color.org): any non-empty value selects the Ascii
+// profile.
+func NewRenderer(w io.Writer, opts ...termenv.OutputOption) *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(w, opts...)
 	if os.Getenv("NO_COLOR") != "" {
 		r.SetColorProfile(termenv.Ascii)
 	}
@@ -176,11 +228,20 @@ func NewRenderer(w io.Writer) *lipgloss.Renderer {
 // New builds the styles for r, choosing the light or dark palette from the
 // renderer's idea of the terminal background.
 func New(r *lipgloss.Renderer) Styles {
-	p := Dark()
-	if !r.HasDarkBackground() {
-		p = Light()
+	return ForTheme(r, Auto)
+}
+
+// ForTheme builds the styles for r with the named theme: Light, Dark, or
+// Auto (or "") to ask the terminal for its background. A named theme is
+// also set on the renderer, so the terminal is not queried at all.
+func ForTheme(r *lipgloss.Renderer, name string) Styles {
+	switch name {
+	case LightName:
+		r.SetHasDarkBackground(false)
+	case DarkName:
+		r.SetHasDarkBackground(true)
 	}
-	return NewWithPalette(r, p)
+	return NewWithPalette(r, PaletteFor(r.HasDarkBackground(), r.ColorProfile()))
 }
 
 // NewWithPalette builds the styles for r with an explicit palette (tests
@@ -208,7 +269,15 @@ func NewWithPalette(r *lipgloss.Renderer, p Palette) Styles {
 	s.Muted = fg(p.Muted)
 	s.Bold = r.NewStyle().Bold(true)
 	s.Selected = r.NewStyle().Foreground(p.SelectedFg).Background(p.SelectedBg).Bold(true)
+	if p.SelectedBg == "" {
+		// No selection colour (the 16-colour palettes): reverse video
+		// swaps the terminal's own colours, readable on every scheme.
+		s.Selected = r.NewStyle().Reverse(true).Bold(true)
+	}
 	s.Highlight = r.NewStyle().Background(p.HighlightBg)
+	if p.HighlightBg == "" {
+		s.Highlight = r.NewStyle().Underline(true).Bold(true)
+	}
 	s.Warning = fg(p.Warning).Bold(true)
 	s.Error = fg(p.Error)
 	s.StatusBar = fg(p.Muted)

@@ -102,7 +102,13 @@ func asciiStyles() theme.Styles {
 // applied.
 func newTestModel(t *testing.T, b Backend, w, h int, evs []engine.Event) Model {
 	t.Helper()
-	m := NewModel(b, asciiStyles(), Options{Now: func() time.Time { return t0.Add(30 * time.Second) }})
+	return newStyledModel(t, b, asciiStyles(), w, h, evs)
+}
+
+// newStyledModel is newTestModel drawing with styles.
+func newStyledModel(t *testing.T, b Backend, styles theme.Styles, w, h int, evs []engine.Event) Model {
+	t.Helper()
+	m := NewModel(b, styles, Options{Now: func() time.Time { return t0.Add(30 * time.Second) }})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
 	if len(evs) > 0 {
 		m = send(m, eventsMsg(evs))

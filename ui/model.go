@@ -244,6 +244,14 @@ func (m *Model) afterEvents(evs eventsMsg) {
 // handleKey routes a key: first the filter input when it is open, then the
 // global keys, then the focused pane.
 func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
+	if m.width < minWidth || m.height < minHeight {
+		// The screen only says it is too small: keys acting on what
+		// cannot be seen (allow, cancel, interrupt) are not taken.
+		if key.Matches(msg, m.keys.Quit) {
+			return m, tea.Quit
+		}
+		return m, nil
+	}
 	if m.calls.filtering {
 		return m.calls.handleFilterKey(m, msg)
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"time"
 
@@ -132,6 +133,10 @@ func (m *Model) throttle() tea.Cmd {
 // inputs did not change.
 func (m Model) View() string {
 	vc := m.vc
+	if m.width < minWidth || m.height < minHeight {
+		vc.frame = ""
+		return m.tooSmallView()
+	}
 	if m.deferDraw && vc.frame != "" {
 		return vc.frame
 	}
@@ -189,6 +194,39 @@ func (m Model) View() string {
 	sb.WriteString(footer + pad)
 	vc.frame, vc.drawnAt = sb.String(), m.clock
 	return vc.frame
+}
+
+// The smallest terminal the panes are drawn in. Below it the columns and
+// their borders no longer fit, and a clear sentence beats a broken frame.
+const (
+	minWidth  = 80
+	minHeight = 24
+)
+
+// tooSmallView fills the terminal with a sentence saying what size the
+// workbench needs, wrapped and centred to the terminal's size.
+func (m Model) tooSmallView() string {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		// No size yet (bubbletea draws once before the first resize).
+		return ""
+	}
+	msg := fmt.Sprintf("the workbench needs at least %dx%d; this terminal is %dx%d", minWidth, minHeight, w, h)
+	lines := strings.Split(ansi.Wrap(msg, w, ""), "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	top := (h - len(lines)) / 2
+	out := make([]string, h)
+	for i := range out {
+		line := ""
+		if j := i - top; j >= 0 && j < len(lines) {
+			line = strings.TrimSpace(lines[j])
+			line = strings.Repeat(" ", max((w-ansi.StringWidth(line))/2, 0)) + line
+		}
+		out[i] = fit(m.styles.Warning.Render(line), w)
+	}
+	return strings.Join(out, "\n")
 }
 
 func (m *Model) footerKey() footerKey {

@@ -18,6 +18,9 @@ type RunOptions struct {
 	// TTY is the terminal device to draw on and read keys from. Default
 	// /dev/tty: stdin and stdout may carry the MCP protocol.
 	TTY string
+	// Theme is theme.LightName, theme.DarkName, or theme.Auto ("" too):
+	// follow the terminal's background.
+	Theme string
 }
 
 // Run shows the workbench on the terminal until the person quits or ctx is
@@ -34,10 +37,11 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 	}
 	defer tty.Close()
 
-	// The renderer asks the terminal for its background colour: do it
-	// before bubbletea starts reading keys from the same TTY.
+	// The renderer asks the terminal for its background colour (unless a
+	// theme was named): do it before bubbletea starts reading keys from the
+	// same TTY.
 	r := theme.NewRenderer(tty)
-	styles := theme.New(r)
+	styles := theme.ForTheme(r, opts.Theme)
 	m := NewModel(b, styles, Options{
 		Copy: func(s string) error {
 			r.Output().Copy(s)
