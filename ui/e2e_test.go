@@ -5,12 +5,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
+
+// colourSGR matches an SGR sequence that sets a colour (tmux writes them
+// as 38;5;N, 38;2;R;G;B, or 30-37, 90-97 and their backgrounds).
+var colourSGR = regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?(?:3[0-8]|4[0-8]|9[0-7]|10[0-7])(?:;[0-9;]*)?m`)
 
 // TestTmuxEndToEnd runs the workbench in a real terminal (a detached tmux
 // session on a private socket), plays the scenario into it, and drives it
@@ -105,6 +110,21 @@ func TestTmuxEndToEnd(t *testing.T) {
 	if strings.Contains(s, "e2e-secret-token") {
 		t.Fatal("the raw token is on screen")
 	}
+	// NO_COLOR is set: the terminal holds no colour at all.
+	if styled, _ := tm("capture-pane", "-t", "wb", "-p", "-e"); colourSGR.MatchString(styled) {
+		t.Errorf("NO_COLOR is set but the screen has colours: %q", colourSGR.FindString(styled))
+	}
+
+	// Shrunk below 80x24 the workbench says what it needs; grown back, it
+	// draws the panes again.
+	if out, err := tm("resize-window", "-t", "wb", "-x", "70", "-y", "20"); err != nil {
+		t.Fatalf("tmux resize-window: %v\n%s", err, out)
+	}
+	waitScreen("the workbench needs at least 80x24; this terminal is 70x20")
+	if out, err := tm("resize-window", "-t", "wb", "-x", "120", "-y", "36"); err != nil {
+		t.Fatalf("tmux resize-window: %v\n%s", err, out)
+	}
+	waitScreen("Calls 6")
 
 	// Allow the held call, then interrupt with a double press.
 	keys("y")
