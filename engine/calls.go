@@ -431,8 +431,10 @@ func (e *Engine) AttachUI() (detach func()) {
 	}
 }
 
-// SessionOpened publishes EvSessionOpened.
+// SessionOpened puts the session on the notebook most recently activated
+// (sessions.go) and publishes EvSessionOpened.
 func (e *Engine) SessionOpened(id, client string) {
+	e.sessionStarted(id, client)
 	e.calls.bus.Publish(Event{Type: EvSessionOpened, Session: &SessionEvent{ID: id, Client: client}})
 }
 

@@ -138,6 +138,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 			return NotebookInfo{}, &KernelMismatchError{Notebook: name, Kernel: d.kernel.id, Want: kernelID}
 		}
 		e.current[session] = name
+		e.lastUsed = name
 		return e.infoLocked(d, session), nil
 	}
 	for _, d := range e.docs {
@@ -174,6 +175,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 	}
 	e.docs[name] = d
 	e.current[session] = name
+	e.lastUsed = name
 	info := e.infoLocked(d, session)
 	e.mu.Unlock()
 
@@ -263,29 +265,36 @@ func idsUpgraded(raw []byte, nb *notebook.Notebook) bool {
 	return false
 }
 
-// UnuseNotebook releases the notebook (its channel; the kernel stays) and
-// clears it as current for every session that had it.
-func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) error {
+// UnuseNotebook releases the notebook for every session (its channel; the
+// kernel stays), as the reference's server-wide unuse does. Every other
+// session that had it as its current notebook loses it and is told on its
+// next call (TakeNotice); the answer names them.
+func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) (Unused, error) {
+	return e.unuse(session, name, true)
+}
+
+// unuse is UnuseNotebook; tell leaves the other sessions a notice.
+func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 	e.useMu.Lock()
 	defer e.useMu.Unlock()
 	e.mu.Lock()
 	d, err := e.lookupLocked(session, name)
 	if err != nil {
 		e.mu.Unlock()
-		return err
+		return Unused{}, err
 	}
 	delete(e.docs, d.name)
-	for s, n := range e.current {
-		if n == d.name {
-			delete(e.current, s)
-		}
+	cause := ClosedByUnuse
+	if !tell {
+		cause = 0
 	}
+	others := e.dropCurrentLocked(d.name, d.path, session, cause, "")
 	e.mu.Unlock()
 	e.releaseKernel(d.kernel)
 	e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Session: session,
 	}})
-	return nil
+	return Unused{Name: d.name, Path: d.path, KernelID: d.kernel.id, Others: others}, nil
 }
 
 // ListNotebooks lists the notebooks in use, marking the session's current one.
@@ -325,6 +334,7 @@ func (e *Engine) NotebookJSON(ctx context.Context, name string) ([]byte, error) 
 func (e *Engine) SessionClosed(session string) {
 	e.mu.Lock()
 	delete(e.current, session)
+	delete(e.sessions, session)
 	e.mu.Unlock()
 	if e.sandboxes != nil {
 		e.sandboxes.sessionClosed(session)
@@ -345,12 +355,16 @@ func (e *Engine) lookupLocked(session, name string) (*document, error) {
 	if name == "" {
 		name = e.current[session]
 		if name == "" {
-			return nil, &NoNotebookError{InUse: e.inUseLocked()}
+			return nil, &NoNotebookError{InUse: e.inUseLocked(), Closed: e.noticeLocked(session)}
 		}
 	}
 	d := e.docs[name]
 	if d == nil {
-		return nil, &NoNotebookError{Name: name, InUse: e.inUseLocked()}
+		err := &NoNotebookError{Name: name, InUse: e.inUseLocked()}
+		if n := e.noticeLocked(session); n != nil && n.Notebook == name {
+			err.Closed = n
+		}
+		return nil, err
 	}
 	return d, nil
 }

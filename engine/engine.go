@@ -109,6 +109,13 @@ type Engine struct {
 	current map[string]string       // session -> current notebook name
 	kernels map[string]*kernelEntry // by kernel id: one channel per kernel
 
+	// sessions.go: the sessions seen, the notebook most recently
+	// activated (a new session starts on it), and the kernels this
+	// process started on the server in use (by id).
+	sessions map[string]*sessionState
+	lastUsed string
+	started  map[string]bool
+
 	saveLockTimes saveLockTimes // savelock.go; zero: the defaults
 
 	// first is the client of the server the engine started with: the one a
@@ -158,6 +165,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		docs:    map[string]*document{},
 		current: map[string]string{},
 		kernels: map[string]*kernelEntry{},
+
+		sessions: map[string]*sessionState{},
+		started:  map[string]bool{},
 	}
 	e.calls = newCallRegistry(bus)
 	e.calls.jupyterURL = e.JupyterURL

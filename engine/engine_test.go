@@ -314,14 +314,27 @@ func testUseNotebook(t *testing.T, f *fixture) {
 		t.Fatalf("ListNotebooks = %+v", list)
 	}
 
-	// Unuse clears it as current everywhere.
-	if err := e.UnuseNotebook(ctx, "s1", "nb2"); err != nil {
+	// Unuse clears it as current everywhere, names the other sessions
+	// that had it, and leaves them a notice.
+	u, err := e.UnuseNotebook(ctx, "s1", "nb2")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Notebook("s2", ""); err == nil {
-		t.Fatal("s2 still has a current notebook after unuse")
+	if len(u.Others) != 1 || u.Others[0].ID != "s2" {
+		t.Fatalf("Unused.Others = %+v, want [s2]", u.Others)
 	}
-	wantUserError(t, e.UnuseNotebook(ctx, "s1", "nb2"), `no notebook named "nb2"`)
+	_, err = e.Notebook("s2", "")
+	if n := wantErrorAs[*NoNotebookError](t, err); n.Closed == nil || n.Closed.Notebook != "nb2" || n.Closed.By.ID != "s1" || n.Closed.Cause != ClosedByUnuse {
+		t.Fatalf("s2 after the unuse: %+v", n)
+	}
+	if n := e.TakeNotice("s2"); n == nil || n.Notebook != "nb2" {
+		t.Fatalf("TakeNotice(s2) = %+v", n)
+	}
+	if n := e.TakeNotice("s2"); n != nil || e.TakeNotice("s1") != nil {
+		t.Fatalf("a notice is given once, and never to the session that unused: %+v", n)
+	}
+	_, err = e.UnuseNotebook(ctx, "s1", "nb2")
+	wantUserError(t, err, `no notebook named "nb2"`)
 
 	// Connect reads an existing notebook; without a kernel id it gets a
 	// Jupyter session of its own, which a second use reuses.
@@ -347,7 +360,7 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if !found {
 		t.Fatalf("no Jupyter session binds %s to kernel %s: %+v", f.path("c.ipynb"), c.KernelID, sessions)
 	}
-	if err := e.UnuseNotebook(ctx, "s3", "c"); err != nil {
+	if _, err := e.UnuseNotebook(ctx, "s3", "c"); err != nil {
 		t.Fatal(err)
 	}
 	c2, err := e.UseNotebook(ctx, "s3", "c", f.path("c.ipynb"), "connect", "")
@@ -388,18 +401,59 @@ func testConnectJupyter(t *testing.T, f *fixture) {
 	ctx := ctxT(t)
 	e := f.e
 	f.use(t, "s", "nb", "cj.ipynb", "create")
-	err := e.ConnectJupyter(ctx, "http://127.0.0.1:1/", "")
+	own := f.useOwnKernel(t, "s2", "own", "cj-own.ipynb", "create")
+	_, err := e.ConnectJupyter(ctx, "s", "http://127.0.0.1:1/", "")
 	wantUserError(t, err, "nothing changed")
-	err = e.ConnectJupyter(ctx, f.srv.URL, "wrong-token")
+	_, err = e.ConnectJupyter(ctx, "s", f.srv.URL, "wrong-token")
 	wantUserError(t, err, "nothing changed")
 	if _, err := e.Notebook("s", ""); err != nil {
 		t.Fatalf("a failed connect changed the notebooks: %v", err)
 	}
-	checkNoError(t, "connect", e.ConnectJupyter(ctx, f.srv.URL, f.srv.Token))
+	// The server in use, with its token: nothing changes.
+	sw, err := e.ConnectJupyter(ctx, "s", f.srv.URL, f.srv.Token)
+	checkNoError(t, "connect to the same server", err)
+	if !sw.Same || len(sw.Closed) != 0 || !slices.Equal(sw.InUse, []string{"nb", "own"}) {
+		t.Fatalf("same server: %+v", sw)
+	}
+	if got, err := e.Notebook("s2", ""); err != nil || got.Name != "own" {
+		t.Fatalf("a connect to the same server changed another session's notebook: %+v, %v", got, err)
+	}
+	// Another URL (the same Jupyter under another name): a switch. The
+	// kernel this engine started goes; the shared one it attached to stays.
+	other := strings.Replace(f.srv.URL, "127.0.0.1", "localhost", 1)
+	if other == f.srv.URL {
+		t.Fatalf("test server URL %s is not on 127.0.0.1", f.srv.URL)
+	}
+	sw, err = e.ConnectJupyter(ctx, "s", other, f.srv.Token)
+	checkNoError(t, "connect", err)
+	if sw.Same || len(sw.Closed) != 2 {
+		t.Fatalf("switch: %+v", sw)
+	}
+	for _, c := range sw.Closed {
+		switch c.Name {
+		case "nb":
+			if !c.Caller || len(c.Others) != 0 || !c.Kernel.Attached || c.Kernel.ShutDown {
+				t.Errorf("closed nb: %+v", c)
+			}
+		case "own":
+			if c.Caller || len(c.Others) != 1 || c.Others[0].ID != "s2" || !c.Kernel.ShutDown || c.Kernel.Err != nil {
+				t.Errorf("closed own: %+v", c)
+			}
+		}
+	}
+	if _, err := f.client.GetKernel(ctx, own.KernelID); !jupyter.IsNotFound(err) {
+		t.Errorf("the kernel this engine started is still running after the switch: %v", err)
+	}
+	if _, err := f.client.GetKernel(ctx, f.shared.get(t, f.client)); err != nil {
+		t.Errorf("the kernel the notebook was attached to is gone: %v", err)
+	}
 	if got := e.ListNotebooks("s"); len(got) != 0 {
 		t.Fatalf("notebooks survive a server switch: %+v", got)
 	}
-	if e.JupyterURL() != f.srv.URL {
+	if n := e.TakeNotice("s2"); n == nil || n.Cause != ClosedBySwitch || n.Notebook != "own" || n.By.ID != "s" {
+		t.Fatalf("s2's notice: %+v", n)
+	}
+	if e.JupyterURL() != other {
 		t.Fatalf("JupyterURL = %s", e.JupyterURL())
 	}
 	// The notebook can be used again on the new server.

@@ -34,9 +34,12 @@ const (
 
 // NoNotebookError: the call names no notebook in use. Name is empty when
 // the session has no current notebook. InUse lists the names in use.
+// Closed, when set, is how another session closed the notebook this
+// session was using (its notice, not yet taken).
 type NoNotebookError struct {
-	Name  string
-	InUse []string
+	Name   string
+	InUse  []string
+	Closed *NotebookClosed
 }
 
 func (e *NoNotebookError) Error() string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
@@ -72,6 +71,11 @@ func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, ke
 			return nil, err
 		}
 		kernelID = s.Kernel.ID
+		// This process started the kernel: a switch of server (and, at
+		// the end, the process itself) may shut it down.
+		e.mu.Lock()
+		e.started[kernelID] = true
+		e.mu.Unlock()
 	}
 	return e.acquireKernel(ctx, client, kernelID, false)
 }
@@ -260,7 +264,8 @@ func (e *Engine) replaceLostKernel(ctx context.Context, session string, d *docum
 		had[s] = n
 	}
 	e.mu.Unlock()
-	if err := e.UnuseNotebook(ctx, session, d.name); err != nil {
+	// Nobody is told: every session keeps its current notebook below.
+	if _, err := e.unuse(session, d.name, false); err != nil {
 		return NotebookInfo{}, err
 	}
 	info, err := e.UseNotebook(ctx, session, d.name, d.path, modeConnect, "")
@@ -325,49 +330,5 @@ func (e *Engine) InterruptKernel(ctx context.Context, kernelID string) error {
 		}
 		return err
 	}
-	return nil
-}
-
-// ConnectJupyter switches to another Jupyter server, checking it first; on
-// failure nothing changes.
-//
-// On success every notebook in use is forgotten (their files and kernels
-// live on the old server; each gets EvNotebookClosed) and every session's
-// current notebook is cleared: the agent calls use_notebook again on the new
-// server. Executions still running on the old server lose their channel and
-// end with what they had collected.
-func (e *Engine) ConnectJupyter(ctx context.Context, url, token string) error {
-	url = strings.TrimSpace(url)
-	if url == "" {
-		return &RequiredError{Field: FieldJupyterURL}
-	}
-	client, err := jupyter.NewClient(url, token, jupyter.Options{})
-	if err != nil {
-		return Userf("%q is not a usable Jupyter URL (%v); nothing changed", url, err)
-	}
-	if _, err := client.Status(ctx); err != nil {
-		return Userf("could not use the Jupyter server at %s: %v; nothing changed", client.BaseURL(), err)
-	}
-	e.useMu.Lock()
-	defer e.useMu.Unlock()
-	e.mu.Lock()
-	docs, kernels, old := e.docs, e.kernels, e.client
-	e.client = client
-	e.docs = map[string]*document{}
-	e.current = map[string]string{}
-	e.kernels = map[string]*kernelEntry{}
-	e.mu.Unlock()
-	for _, k := range kernels {
-		k.conn.Close()
-	}
-	if old != nil {
-		old.CloseIdleConnections()
-	}
-	for _, d := range docs {
-		e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{Name: d.name, Path: d.path, KernelID: d.kernel.id}})
-	}
-	// The header shows the server in use, with the pause and approval
-	// state the call registry keeps.
-	e.calls.publishState()
 	return nil
 }

@@ -80,17 +80,18 @@ func as[T error](err error) (T, bool) {
 func wordNotebookErrors(tool string, err error) (string, bool) {
 	if e, ok := as[*engine.NoNotebookError](err); ok {
 		inUse := e.InUseClause()
+		closed := closedClause(e.Closed)
 		switch {
 		case tool == "execute_code":
-			return "execute_code needs a kernel: this session has no current notebook" + inUse + ". Call use_notebook first, or pass kernel_id (list_kernels shows the running kernels)", true
+			return "execute_code needs a kernel: this session has no current notebook" + closed + inUse + ". Call use_notebook first, or pass kernel_id (list_kernels shows the running kernels)", true
 		case e.Name != "":
-			return fmt.Sprintf("no notebook named %q is in use; call use_notebook first%s", e.Name, inUse), true
+			return fmt.Sprintf("no notebook named %q is in use%s; call use_notebook first%s", e.Name, closed, inUse), true
 		case takes(tool, "notebook_name") || tool == "":
-			return "notebook_name is required: this session has no current notebook; call use_notebook first" + inUse, true
+			return "this session has no current notebook" + closed + "; pass notebook_name, or call use_notebook first" + inUse, true
 		}
 		// execute_cell and insert_execute_code_cell act on the current
 		// notebook only.
-		return "this session has no current notebook; call use_notebook first to open one (or to make one in use current)" + inUse, true
+		return "this session has no current notebook" + closed + "; call use_notebook first to open one (or to make one in use current)" + inUse, true
 	}
 	if e, ok := as[*engine.RequiredError](err); ok {
 		switch e.Field {
@@ -157,6 +158,19 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 		return fmt.Sprintf("max_depth %d is out of range: use 0 (only the entries of path) to %d", e.Depth, e.Max), true
 	}
 	return "", false
+}
+
+// closedClause says how another session closed the notebook this session
+// was using ("" when none did).
+func closedClause(n *engine.NotebookClosed) string {
+	if n == nil {
+		return ""
+	}
+	how := "with unuse_notebook"
+	if n.Cause == engine.ClosedBySwitch {
+		how = "by switching to the Jupyter server at " + redact(n.Server)
+	}
+	return fmt.Sprintf(" (session %s closed its notebook '%s' at %s %s)", n.By, n.Notebook, n.At.UTC().Format("15:04:05 UTC"), how)
 }
 
 // idArgs names the arguments by which tool addresses cells by id ("" when

@@ -147,12 +147,13 @@ func patchConnect(p patcher) {
 // connectToJupyter switches servers. Only the "jupyter" document provider
 // exists here (documents are read through the Jupyter Contents API), so any
 // other value is refused rather than silently ignored.
-func (s *Server) connectToJupyter(ctx context.Context, _ *call, in connectIn) (*answer, error) {
+func (s *Server) connectToJupyter(ctx context.Context, c *call, in connectIn) (*answer, error) {
 	if in.DocumentProvider != "" && in.DocumentProvider != "jupyter" {
 		return nil, engine.Userf("document_provider %q is not supported: this server reads notebooks through the Jupyter Contents API, so use \"jupyter\" (the default).", in.DocumentProvider)
 	}
-	if err := s.e.ConnectJupyter(ctx, in.JupyterURL, deref(in.JupyterToken)); err != nil {
+	sw, err := s.e.ConnectJupyter(ctx, c.session, in.JupyterURL, deref(in.JupyterToken))
+	if err != nil {
 		return nil, err
 	}
-	return message(fmt.Sprintf("Successfully connected to Jupyter server at %s.", redact(in.JupyterURL))), nil
+	return message(redact(textConnected(sw))), nil
 }

@@ -36,10 +36,11 @@ type notebookNameIn struct {
 }
 
 func (s *Server) unuseNotebook(ctx context.Context, c *call, in notebookNameIn) (*answer, error) {
-	if err := s.e.UnuseNotebook(ctx, c.session, in.NotebookName); err != nil {
+	u, err := s.e.UnuseNotebook(ctx, c.session, in.NotebookName)
+	if err != nil {
 		return nil, err
 	}
-	return message(fmt.Sprintf("Notebook '%s' unused successfully. Its kernel keeps running; use_notebook it again to continue.", in.NotebookName)).withNotebook(in.NotebookName), nil
+	return message(textUnused(u)).withNotebook(u.Name), nil
 }
 
 type noArgs struct{}

@@ -60,9 +60,13 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 			if !engine.IsUserError(err) {
 				s.log.Warn("tool failed", "tool", d.name, "err", redact(err.Error()))
 			}
-			return errorResult(d.name, err), nil, nil
+			res := errorResult(d.name, err)
+			s.withNotice(c.session, res, err)
+			return res, nil, nil
 		}
-		return s.toResult(d, c, a), nil, nil
+		res := s.toResult(d, c, a)
+		s.withNotice(c.session, res, nil)
+		return res, nil, nil
 	}
 }
 

@@ -113,6 +113,12 @@ func NewClient(baseURL, token string, opts Options) (*Client, error) {
 // server we are done with lingers).
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
+// SameServer reports whether o speaks to the same server URL with the same
+// token.
+func (c *Client) SameServer(o *Client) bool {
+	return c != nil && o != nil && c.base.String() == o.base.String() && c.token == o.token
+}
+
 // BaseURL is the server's base URL, always ending in "/".
 func (c *Client) BaseURL() string { return c.base.String() }
 

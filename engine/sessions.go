@@ -1,0 +1,277 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+)
+
+// Sessions. Each MCP session has its own current notebook (e.current). A
+// session starts on the notebook most recently activated on the server, so
+// that a client written for a server-wide pointer (a reconnect, a client
+// that opens one session per call) finds the notebook it was using; from
+// then on only its own use and unuse change it. When another session's
+// action closes a session's current notebook for everyone (unuse, or a
+// switch of Jupyter server), the session keeps a notice of it until its next
+// call, which says so.
+
+// SessionRef names a session in texts another session reads: the first
+// characters of its id (the whole id, with the bearer token, would let the
+// reader speak as that session) and the client it introduced itself as.
+type SessionRef struct {
+	ID     string
+	Client string
+}
+
+// String is "4MVH2K1X (agent-b 1)", or the short id alone.
+func (r SessionRef) String() string {
+	if r.Client == "" {
+		return r.ID
+	}
+	return r.ID + " (" + r.Client + ")"
+}
+
+// ClosedCause says how another session closed a session's current notebook.
+type ClosedCause int
+
+const (
+	// ClosedByUnuse: another session released the notebook.
+	ClosedByUnuse ClosedCause = iota + 1
+	// ClosedBySwitch: another session switched Jupyter servers.
+	ClosedBySwitch
+)
+
+// NotebookClosed tells a session that its current notebook was closed by
+// another session, and by which.
+type NotebookClosed struct {
+	Notebook string
+	Path     string
+	By       SessionRef
+	Cause    ClosedCause
+	Server   string // ClosedBySwitch: the server switched to
+	At       time.Time
+}
+
+// sessionState is what the engine keeps of a session besides its current
+// notebook. Guarded by Engine.mu.
+type sessionState struct {
+	client string
+	notice *NotebookClosed // for its next call
+}
+
+// sessionStarted registers a session and puts it on the notebook most
+// recently activated on the server, if that is still in use.
+func (e *Engine) sessionStarted(id, client string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.sessionLocked(id)
+	st.client = client
+	if _, has := e.current[id]; !has && e.lastUsed != "" && e.docs[e.lastUsed] != nil {
+		e.current[id] = e.lastUsed
+	}
+}
+
+// sessionLocked returns the state of session id, made on first sight.
+func (e *Engine) sessionLocked(id string) *sessionState {
+	st := e.sessions[id]
+	if st == nil {
+		if e.sessions == nil { // an Engine built without New, in tests
+			e.sessions = map[string]*sessionState{}
+		}
+		st = &sessionState{}
+		e.sessions[id] = st
+	}
+	return st
+}
+
+// refLocked names session id for another session's eyes.
+func (e *Engine) refLocked(id string) SessionRef {
+	r := SessionRef{ID: id}
+	if len(r.ID) > 8 {
+		r.ID = r.ID[:8]
+	}
+	if st := e.sessions[id]; st != nil {
+		r.Client = st.client
+	}
+	return r
+}
+
+// TakeNotice returns, once, what another session did to this session's
+// current notebook since its last call (nil: nothing).
+func (e *Engine) TakeNotice(session string) *NotebookClosed {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.sessions[session]
+	if st == nil || st.notice == nil {
+		return nil
+	}
+	n := st.notice
+	st.notice = nil
+	return n
+}
+
+// noticeLocked is the session's pending notice, left in place.
+func (e *Engine) noticeLocked(session string) *NotebookClosed {
+	if st := e.sessions[session]; st != nil {
+		return st.notice
+	}
+	return nil
+}
+
+// dropCurrentLocked clears notebook name as the current notebook of every
+// session that has it, leaving a notice for each session other than by
+// (when cause is set), and returns those others, sorted.
+func (e *Engine) dropCurrentLocked(name, path, by string, cause ClosedCause, server string) []SessionRef {
+	var others []SessionRef
+	now := time.Now()
+	for s, n := range e.current {
+		if n != name {
+			continue
+		}
+		delete(e.current, s)
+		if s == by || cause == 0 {
+			continue
+		}
+		e.sessionLocked(s).notice = &NotebookClosed{
+			Notebook: name, Path: path, By: e.refLocked(by), Cause: cause, Server: server, At: now,
+		}
+		others = append(others, e.refLocked(s))
+	}
+	slices.SortFunc(others, func(a, b SessionRef) int { return strings.Compare(a.ID, b.ID) })
+	if e.lastUsed == name {
+		e.lastUsed = ""
+	}
+	return others
+}
+
+// Unused is the answer of UnuseNotebook: the notebook released and the
+// other sessions that had it as their current notebook (each is told on
+// its next call).
+type Unused struct {
+	Name     string
+	Path     string
+	KernelID string
+	Others   []SessionRef
+}
+
+// ServerSwitch is the answer of ConnectJupyter.
+type ServerSwitch struct {
+	// Same: the server and token are the ones in use; nothing changed.
+	Same     bool
+	URL      string // the server in use now
+	Previous string // the server before the switch
+	InUse    []string
+	Closed   []ClosedNotebook // the notebooks closed by the switch
+}
+
+// ClosedNotebook is a notebook a server switch closed, whose current
+// notebook it was, and what became of its kernel.
+type ClosedNotebook struct {
+	Name     string
+	Path     string
+	KernelID string
+	Caller   bool         // the calling session's current notebook
+	Others   []SessionRef // other sessions whose current notebook it was
+	Kernel   KernelFate
+}
+
+// KernelFate is what a server switch did with a notebook's kernel.
+type KernelFate struct {
+	ShutDown bool
+	// Attached: the kernel was running before this server opened the
+	// notebook on it (a kernel id given, or a Jupyter session that
+	// already had the path), so it is not this server's to stop.
+	Attached bool
+	Err      error // the shutdown failed
+}
+
+// ConnectJupyter switches to another Jupyter server, checking it first; on
+// failure nothing changes. The server and token in use already are no
+// switch: nothing changes and the answer says so.
+//
+// On a switch every notebook in use is closed (their files and kernels live
+// on the old server; each gets EvNotebookClosed), every session's current
+// notebook is cleared (the others are told on their next call), and the
+// kernels this process started for those notebooks are shut down.
+// Executions still running on the old server lose their channel and end
+// with what they had collected.
+func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string) (ServerSwitch, error) {
+	url = strings.TrimSpace(url)
+	if url == "" {
+		return ServerSwitch{}, &RequiredError{Field: FieldJupyterURL}
+	}
+	client, err := jupyter.NewClient(url, token, jupyter.Options{})
+	if err != nil {
+		return ServerSwitch{}, Userf("%q is not a usable Jupyter URL (%v); nothing changed", url, err)
+	}
+	e.useMu.Lock()
+	defer e.useMu.Unlock()
+	e.mu.RLock()
+	old := e.client
+	same := old.SameServer(client)
+	inUse := e.inUseLocked()
+	e.mu.RUnlock()
+	if same {
+		return ServerSwitch{Same: true, URL: old.BaseURL(), Previous: old.BaseURL(), InUse: inUse}, nil
+	}
+	if _, err := client.Status(ctx); err != nil {
+		return ServerSwitch{}, Userf("could not use the Jupyter server at %s: %v; nothing changed", client.BaseURL(), err)
+	}
+
+	sw := ServerSwitch{URL: client.BaseURL(), Previous: old.BaseURL()}
+	e.mu.Lock()
+	docs, kernels := e.docs, e.kernels
+	callerHad := e.current[session]
+	for _, name := range e.inUseLocked() {
+		d := docs[name]
+		c := ClosedNotebook{Name: d.name, Path: d.path, KernelID: d.kernel.id, Caller: callerHad == d.name}
+		c.Others = e.dropCurrentLocked(d.name, d.path, session, ClosedBySwitch, client.BaseURL())
+		sw.Closed = append(sw.Closed, c)
+	}
+	started := e.started
+	e.client = client
+	e.docs = map[string]*document{}
+	e.current = map[string]string{}
+	e.kernels = map[string]*kernelEntry{}
+	e.started = map[string]bool{}
+	e.lastUsed = ""
+	e.mu.Unlock()
+
+	for _, k := range kernels {
+		k.conn.Close()
+	}
+	// The kernels this process started go with their notebooks; the old
+	// server may be gone, so each try is bounded.
+	fates := map[string]KernelFate{}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	for i := range sw.Closed {
+		c := &sw.Closed[i]
+		if f, done := fates[c.KernelID]; done {
+			c.Kernel = f
+			continue
+		}
+		f := KernelFate{Attached: !started[c.KernelID]}
+		if !f.Attached {
+			if err := old.ShutdownKernel(sctx, c.KernelID); err != nil && !jupyter.IsNotFound(err) {
+				f.Err = err
+				e.log.Warn("shutting down a kernel of the previous Jupyter server", "kernel", c.KernelID, "err", err)
+			} else {
+				f.ShutDown = true
+			}
+		}
+		fates[c.KernelID] = f
+		c.Kernel = f
+	}
+	old.CloseIdleConnections()
+	for _, c := range sw.Closed {
+		e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{Name: c.Name, Path: c.Path, KernelID: c.KernelID, Session: session}})
+	}
+	// The header shows the server in use, with the pause and approval
+	// state the call registry keeps.
+	e.calls.publishState()
+	return sw, nil
+}
