@@ -314,14 +314,26 @@ func testUseNotebook(t *testing.T, f *fixture) {
 		t.Fatalf("ListNotebooks = %+v", list)
 	}
 
+	// A new session starts on the notebook most recently activated (nb2,
+	// by s1), then keeps its own.
+	e.SessionOpened("s4", "late-client")
+	if got, err := e.Notebook("s4", ""); err != nil || got.Name != "nb2" {
+		t.Fatalf("a new session starts on %+v (%v), want nb2", got, err)
+	}
+	f.use(t, "s1", "nb", "a.ipynb", "connect")
+	if got, _ := e.Notebook("s4", ""); got.Name != "nb2" {
+		t.Fatalf("s4 followed s1 to %q", got.Name)
+	}
+	f.use(t, "s1", "nb2", "b.ipynb", "connect")
+
 	// Unuse clears it as current everywhere, names the other sessions
 	// that had it, and leaves them a notice.
 	u, err := e.UnuseNotebook(ctx, "s1", "nb2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(u.Others) != 1 || u.Others[0].ID != "s2" {
-		t.Fatalf("Unused.Others = %+v, want [s2]", u.Others)
+	if len(u.Others) != 2 || u.Others[0].ID != "s2" || u.Others[1] != (SessionRef{ID: "s4", Client: "late-client"}) {
+		t.Fatalf("Unused.Others = %+v, want [s2 s4]", u.Others)
 	}
 	_, err = e.Notebook("s2", "")
 	if n := wantErrorAs[*NoNotebookError](t, err); n.Closed == nil || n.Closed.Notebook != "nb2" || n.Closed.By.ID != "s1" || n.Closed.Cause != ClosedByUnuse {

@@ -81,7 +81,7 @@ func noticeText(n *engine.NotebookClosed) string {
 		return fmt.Sprintf("Note: notebook '%s' (%s), this session's current notebook, was closed at %s when session %s switched to the Jupyter server at %s; this session has no current notebook now: call use_notebook to open one there.",
 			n.Notebook, n.Path, at, n.By, redact(n.Server))
 	}
-	return fmt.Sprintf("Note: notebook '%s' (%s), this session's current notebook, was closed at %s by session %s (unuse_notebook); this session has no current notebook now: call use_notebook to open it again.",
+	return fmt.Sprintf("Note: notebook '%s' (%s), this session's current notebook, was closed at %s by session %s with unuse_notebook; this session has no current notebook now: call use_notebook to open it again.",
 		n.Notebook, n.Path, at, n.By)
 }
 
