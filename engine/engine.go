@@ -301,9 +301,22 @@ type ExecOptions struct {
 // ExecProgress is a progress report of a running execution.
 type ExecProgress struct {
 	Elapsed time.Duration
-	Timeout time.Duration
+	Timeout time.Duration // how long the call waits; the run may go on after
+	// Outputs is how many outputs the run has so far, counted as the
+	// notebook and the result count them: consecutive text of one stream
+	// is one output, and clear_output starts over.
 	Outputs int
+	// Latest are the newest lines of those outputs (output.Tail): at most
+	// ProgressLines, each at most ProgressLineWidth characters.
+	Latest []string
 }
+
+// The bounds on ExecProgress.Latest: a progress report is a glance at a
+// run, not its result.
+const (
+	ProgressLines     = 3
+	ProgressLineWidth = 200
+)
 
 // ExecResult is what an execution produced by the time the call returned.
 type ExecResult struct {

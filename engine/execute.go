@@ -396,9 +396,10 @@ func (e *Engine) await(ctx context.Context, x *execution, opts ExecOptions) (exe
 			}
 			if progress && !now.Before(nextTick) {
 				x.mu.Lock()
-				n := len(x.outs)
+				outs := x.materializeLocked()
 				x.mu.Unlock()
-				opts.Progress(ExecProgress{Elapsed: time.Since(x.started), Timeout: timeout, Outputs: n})
+				opts.Progress(ExecProgress{Elapsed: time.Since(x.started), Timeout: timeout, Outputs: len(outs),
+					Latest: output.Tail(outs, ProgressLines, ProgressLineWidth)})
 				for !nextTick.After(now) {
 					nextTick = nextTick.Add(opts.ProgressInterval)
 				}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -433,20 +434,38 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 	started := time.Now()
 	r.publish(Event{Type: EvExecStarted, Exec: execEvent(ExecEvent{Code: code})})
 
-	var outputs atomic.Int64
 	var (
 		liveMu sync.Mutex
 		live   output.Live // outputs as shown live, streams "\r"-applied across pieces
+		// outs are the outputs so far as the result will hold them
+		// (streams merged, cleared by clear_output), for progress reports.
+		outs  []notebook.Output
+		texts []*strings.Builder // the text of each stream in outs (nil for others)
 	)
 	req := sandbox.Request{
 		Code:    code,
 		Timeout: timeout,
 		OnOutput: func(o notebook.Output) {
-			outputs.Add(1)
 			liveMu.Lock()
+			if n := len(outs); o.OutputType == notebook.Stream && n > 0 && texts[n-1] != nil && outs[n-1].Name == o.Name {
+				texts[n-1].WriteString(o.Text)
+			} else {
+				var b *strings.Builder
+				if o.OutputType == notebook.Stream {
+					b = &strings.Builder{}
+					b.WriteString(o.Text)
+				}
+				outs, texts = append(outs, o), append(texts, b)
+			}
 			snap := live.View(&o, e.outputOptions("", "", 0))
 			liveMu.Unlock()
 			r.publish(Event{Type: EvExecOutput, Exec: execEvent(ExecEvent{Output: &snap})})
+		},
+		OnClear: func() {
+			liveMu.Lock()
+			outs, texts = nil, nil
+			live.Reset()
+			liveMu.Unlock()
 		},
 		OnFinish: func(status string) {
 			r.publish(Event{Type: EvExecFinished, Exec: execEvent(ExecEvent{Status: status, Elapsed: time.Since(started)})})
@@ -468,7 +487,16 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 				case <-stop:
 					return
 				case <-t.C:
-					opts.Progress(ExecProgress{Elapsed: time.Since(started), Timeout: timeout, Outputs: int(outputs.Load())})
+					liveMu.Lock()
+					now := slices.Clone(outs)
+					for i, b := range texts {
+						if b != nil {
+							now[i].Text = b.String()
+						}
+					}
+					liveMu.Unlock()
+					n, latest := len(now), output.Tail(now, ProgressLines, ProgressLineWidth)
+					opts.Progress(ExecProgress{Elapsed: time.Since(started), Timeout: timeout, Outputs: n, Latest: latest})
 				}
 			}
 		}()

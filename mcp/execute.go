@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -99,9 +100,15 @@ func (s *Server) executeCode(ctx context.Context, c *call, in executeCodeIn) (*a
 
 // execOptions turns the tool arguments into engine options, with progress
 // reported three ways while the execution runs: notifications/progress when
-// the client sent a progress token (progress = elapsed seconds, total = the
-// timeout), a log message as keepalive when streaming, and a progress note
-// on the engine's call record for the workbench.
+// the client sent a progress token, a log message as keepalive when
+// streaming, and a progress note on the engine's call record for the
+// workbench.
+//
+// A notification's progress is the seconds elapsed, and its total is left
+// unset: how long a run takes is unknown, and the timeout is only how long
+// the call waits (a cell keeps running after it), so a total would make a
+// client draw a percentage that means nothing. Its message says how long
+// it has run, how many outputs it has made, and their newest lines.
 func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int, stream bool, kernelID string) engine.ExecOptions {
 	if timeout < 0 {
 		timeout = 0
@@ -124,21 +131,18 @@ func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int
 		}
 	}
 	opts.Progress = func(p engine.ExecProgress) {
-		msg := progressMessage(p)
 		if c.id != "" {
-			s.e.CallProgress(c.id, msg)
+			// The workbench shows the outputs themselves in its
+			// executions pane: its call record gets the summary line.
+			s.e.CallProgress(c.id, progressSummary(p))
 		}
 		if session == nil {
 			return
 		}
+		msg := progressMessage(p)
 		if token != nil {
-			elapsed := p.Elapsed.Seconds()
-			total := p.Timeout.Seconds()
-			if total > 0 && elapsed > total {
-				elapsed = total
-			}
 			_ = session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
-				ProgressToken: token, Progress: elapsed, Total: total, Message: msg,
+				ProgressToken: token, Progress: p.Elapsed.Seconds(), Message: msg,
 			})
 		}
 		if stream {
@@ -149,10 +153,25 @@ func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int
 	return opts
 }
 
+// progressSummary is the first line of a progress message: time so far,
+// the timeout, and the count of outputs as the result will count them.
+func progressSummary(p engine.ExecProgress) string {
+	outs := "no output yet"
+	switch {
+	case p.Outputs == 1:
+		outs = "1 output so far"
+	case p.Outputs > 1:
+		outs = fmt.Sprintf("%d outputs so far", p.Outputs)
+	}
+	return fmt.Sprintf("Execution in progress: %.0fs elapsed (timeout %.0fs), %s", p.Elapsed.Seconds(), p.Timeout.Seconds(), outs)
+}
+
+// progressMessage is the summary line, then the newest output lines (at
+// most engine.ProgressLines, each cut to engine.ProgressLineWidth).
 func progressMessage(p engine.ExecProgress) string {
-	msg := fmt.Sprintf("Execution in progress: %.0fs / %.0fs", p.Elapsed.Seconds(), p.Timeout.Seconds())
-	if p.Outputs > 0 {
-		msg += fmt.Sprintf(", %d outputs so far", p.Outputs)
+	msg := progressSummary(p)
+	if len(p.Latest) > 0 {
+		msg += ". Latest output:\n" + strings.Join(p.Latest, "\n")
 	}
 	return msg
 }

@@ -611,7 +611,9 @@ func TestCallCancelledByThePerson(t *testing.T) {
 }
 
 // A long execution keeps the client informed: progress notifications with
-// elapsed seconds against the timeout, and log messages as keepalive.
+// the elapsed seconds and no total (the end of a run is unknown), whose
+// message counts the outputs as the result does and carries their newest
+// lines, and log messages as keepalive.
 func TestExecutionProgress(t *testing.T) {
 	h := newHarness(t)
 	var mu sync.Mutex
@@ -637,11 +639,14 @@ func TestExecutionProgress(t *testing.T) {
 	}
 	path := h.writeNotebook("progress.ipynb", "x = 1")
 	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "progress", "notebook_path": path})
-	params := &sdk.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "import time\nprint('tick', flush=True)\ntime.sleep(2.5)", "timeout": 20, "progress_interval": 1}}
+	params := &sdk.CallToolParams{Name: "insert_execute_code_cell", Arguments: map[string]any{
+		"cell_index": -1, "cell_source": "import time\nfor i in range(3):\n    print(i)\n    time.sleep(1)",
+		"timeout": 60, "progress_interval": 1,
+	}}
 	params.SetProgressToken("tok-1")
 	res, err := cs.CallTool(ctx, params)
 	if err != nil || res.IsError {
-		t.Fatalf("execute_code: %v %v", err, res)
+		t.Fatalf("insert_execute_code_cell: %v %v", err, res)
 	}
 	// Notifications may still be in flight when the result arrives.
 	deadline := time.Now().Add(5 * time.Second)
@@ -659,11 +664,44 @@ func TestExecutionProgress(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	p := progress[0]
-	if p.ProgressToken != "tok-1" || p.Total != 20 || p.Progress <= 0 || !strings.Contains(p.Message, "Execution in progress") {
-		t.Errorf("progress notification = %+v", p)
+	// The loop's three lines are one stream output, in the notebook as in
+	// the result; a report after the first line arrived says so and shows
+	// the lines so far, in order.
+	withOutput := 0
+	for _, p := range progress {
+		if p.ProgressToken != "tok-1" || p.Total != 0 || p.Progress <= 0 || !strings.HasPrefix(p.Message, "Execution in progress: ") {
+			t.Errorf("progress notification = %+v", p)
+		}
+		summary, latest, found := strings.Cut(p.Message, ". Latest output:\n")
+		if !found {
+			if !strings.HasSuffix(summary, "no output yet") {
+				t.Errorf("a report without output lines says %q", p.Message)
+			}
+			continue
+		}
+		withOutput++
+		if !strings.HasSuffix(summary, ", 1 output so far") {
+			t.Errorf("the loop's lines are one output, the report says %q", p.Message)
+		}
+		if want := "0\n1\n2"; !strings.HasPrefix(want, latest) {
+			t.Errorf("latest output lines = %q, want the start of %q", latest, want)
+		}
+	}
+	if withOutput == 0 {
+		t.Errorf("no progress report carried the output lines: %q", messages(progress))
 	}
 	if !strings.Contains(logs[0], "Execution in progress") {
 		t.Errorf("log message = %q", logs[0])
 	}
+	if text := testharness.Text(res); !strings.Contains(text, "0\n1\n2") {
+		t.Errorf("result = %q", text)
+	}
+}
+
+func messages(ps []*sdk.ProgressNotificationParams) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Message)
+	}
+	return out
 }

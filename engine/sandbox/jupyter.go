@@ -187,6 +187,9 @@ func (s *JupyterSandbox) Execute(ctx context.Context, req Request) (Result, erro
 			mu.Lock()
 			outs.clear()
 			mu.Unlock()
+			if req.OnClear != nil {
+				req.OnClear()
+			}
 			return
 		}
 		o, _, ok := output.FromMessage(m)

@@ -64,6 +64,9 @@ type Request struct {
 	// order. It must not block. For a jupyter-server run that outlives its
 	// timeout it keeps being called after Execute returned.
 	OnOutput func(notebook.Output)
+	// OnClear, when set, is called when the code clears its outputs
+	// (clear_output): the outputs before it are gone from the result.
+	OnClear func()
 	// OnFinish, when set, is called once when a run that Execute left
 	// running (Result.StillRunning) really ends, with its final status.
 	OnFinish func(status string)
