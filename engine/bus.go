@@ -22,7 +22,8 @@ type Bus struct {
 	mu   sync.Mutex
 	seq  uint64
 	subs map[*Subscription]struct{}
-	// nsubs is len(subs), readable without mu.
+	// nsubs counts the subscriptions to every event (not SubscribeTo's),
+	// readable without mu.
 	nsubs atomic.Int32
 }
 
@@ -42,19 +43,35 @@ func (b *Bus) Publish(ev Event) {
 		ev.Time = time.Now()
 	}
 	for s := range b.subs {
+		if s.types != nil && !s.types[ev.Type] {
+			continue
+		}
 		s.push(ev)
 	}
 }
 
-// HasSubscribers reports whether anyone is subscribed, so that a publisher
-// can skip preparing what only an event would carry. A subscriber arriving
+// HasSubscribers reports whether anyone is subscribed to every event, so
+// that a publisher can skip preparing what only an event would carry. A subscriber arriving
 // just after it answered false misses that event, as it would have missed it
 // by subscribing a moment later.
 func (b *Bus) HasSubscribers() bool { return b.nsubs.Load() > 0 }
 
 // Subscribe returns a subscription with a buffer of size events.
 func (b *Bus) Subscribe(size int) *Subscription {
-	return b.subscribe(size, 0)
+	return b.subscribe(size, 0, nil)
+}
+
+// SubscribeTo is Subscribe for the events of the given types only (and
+// EvMissed, when some of those were lost). Other events never reach its
+// buffer or wake it, and it does not count for HasSubscribers: a component
+// that follows, say, which notebooks are open costs the publishers of
+// every tool call nothing.
+func (b *Bus) SubscribeTo(size int, types ...EventType) *Subscription {
+	want := make(map[EventType]bool, len(types))
+	for _, t := range types {
+		want[t] = true
+	}
+	return b.subscribe(size, 0, want)
 }
 
 // SubscribeBatched is Subscribe for observers that do not need each event
@@ -65,10 +82,10 @@ func (b *Bus) Subscribe(size int) *Subscription {
 // publishes then wake no thread while the call is still running, which
 // matters on a machine with two cores.
 func (b *Bus) SubscribeBatched(size int, window time.Duration) *Subscription {
-	return b.subscribe(size, window)
+	return b.subscribe(size, window, nil)
 }
 
-func (b *Bus) subscribe(size int, window time.Duration) *Subscription {
+func (b *Bus) subscribe(size int, window time.Duration, types map[EventType]bool) *Subscription {
 	if size < 1 {
 		size = DefaultSubscriptionSize
 	}
@@ -79,6 +96,7 @@ func (b *Bus) subscribe(size int, window time.Duration) *Subscription {
 	s := &Subscription{
 		bus:      b,
 		window:   window,
+		types:    types,
 		c:        make(chan Event, cbuf),
 		ring:     make([]Event, size),
 		signal:   make(chan struct{}, 1),
@@ -87,10 +105,21 @@ func (b *Bus) subscribe(size int, window time.Duration) *Subscription {
 	}
 	b.mu.Lock()
 	b.subs[s] = struct{}{}
-	b.nsubs.Store(int32(len(b.subs)))
+	b.countLocked()
 	b.mu.Unlock()
 	go s.deliver()
 	return s
+}
+
+// countLocked updates nsubs.
+func (b *Bus) countLocked() {
+	n := 0
+	for s := range b.subs {
+		if s.types == nil {
+			n++
+		}
+	}
+	b.nsubs.Store(int32(n))
 }
 
 // Subscription is one subscriber's view of the bus.
@@ -100,7 +129,8 @@ func (b *Bus) subscribe(size int, window time.Duration) *Subscription {
 type Subscription struct {
 	bus    *Bus
 	c      chan Event
-	window time.Duration // batching delay (SubscribeBatched), 0 = none
+	window time.Duration      // batching delay (SubscribeBatched), 0 = none
+	types  map[EventType]bool // SubscribeTo's types; nil = every event
 
 	mu      sync.Mutex
 	ring    []Event
@@ -244,7 +274,7 @@ func (s *Subscription) Close() {
 	s.closeOnce.Do(func() {
 		s.bus.mu.Lock()
 		delete(s.bus.subs, s)
-		s.bus.nsubs.Store(int32(len(s.bus.subs)))
+		s.bus.countLocked()
 		s.bus.mu.Unlock()
 		close(s.done)
 	})

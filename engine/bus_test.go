@@ -203,3 +203,31 @@ func TestSubscribeBatchedDeliversEverythingInOrder(t *testing.T) {
 	for range s.C() {
 	}
 }
+
+func TestBusSubscribeToFiltersAndDoesNotCount(t *testing.T) {
+	t.Parallel()
+	b := NewBus()
+	s := b.SubscribeTo(8, EvNotebookOpened, EvNotebookClosed)
+	defer s.Close()
+	if b.HasSubscribers() {
+		t.Error("a filtered subscription counts for HasSubscribers")
+	}
+	b.Publish(Event{Type: EvCallProgress})
+	b.Publish(Event{Type: EvNotebookOpened})
+	b.Publish(Event{Type: EvExecOutput})
+	b.Publish(Event{Type: EvNotebookClosed})
+	if ev := recv(t, s); ev.Type != EvNotebookOpened {
+		t.Errorf("first event = %s, want %s", ev.Type, EvNotebookOpened)
+	}
+	if ev := recv(t, s); ev.Type != EvNotebookClosed {
+		t.Errorf("second event = %s, want %s", ev.Type, EvNotebookClosed)
+	}
+	all := b.Subscribe(8)
+	if !b.HasSubscribers() {
+		t.Error("HasSubscribers false with a subscription to every event")
+	}
+	all.Close()
+	if b.HasSubscribers() {
+		t.Error("HasSubscribers true after the only subscription to every event closed")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,22 +41,133 @@ func (s *Server) addResources() {
 			"which is the first question asked when one surprises somebody.",
 	}, s.readCapabilities)
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
-		URITemplate: "notebook://{name}",
+		URITemplate: notebookTemplate,
 		Name:        "notebook",
 		MIMEType:    ipynbMIME,
 		Description: "A notebook in use, as nbformat JSON. Cells and outputs are resources of their own.",
 	}, s.readNotebookResource)
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
-		URITemplate: "notebook://{name}/cells/{cell_id}",
+		URITemplate: cellTemplate,
 		Name:        "notebook-cell",
 		MIMEType:    "application/json",
 		Description: "One cell by its nbformat id, with its outputs listed rather than inlined.",
 	}, s.readNotebookResource)
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
-		URITemplate: "notebook://{name}/cells/{cell_id}/outputs/{index}",
+		URITemplate: outputTemplate,
 		Name:        "notebook-cell-output",
 		Description: "One output of one cell, with its own MIME type. Read it only if you need the bytes.",
 	}, s.readNotebookResource)
+}
+
+// Notebooks in use are listed in resources/list, one concrete resource per
+// notebook (notebook://NAME), and a client is sent
+// notifications/resources/list_changed when that list changes. The list
+// follows the engine's notebook.opened and notebook.closed events, so no
+// tool handler does anything for it: a goroutine, running while any MCP
+// session is open, brings the SDK's resource list in line with the
+// engine's notebooks after each such event (the SDK debounces the
+// notification and sends it to every session).
+type notebookList struct {
+	mu       sync.Mutex // guards sessions and sub
+	sessions int
+	sub      *engine.Subscription
+
+	syncMu sync.Mutex        // serializes syncs
+	listed map[string]string // name -> path of each notebook listed
+}
+
+// watchNotebooks is called when a session opens: the first one starts
+// following the engine's notebooks.
+func (s *Server) watchNotebooks() {
+	w := &s.notebooks
+	w.mu.Lock()
+	w.sessions++
+	if w.sub != nil {
+		w.mu.Unlock()
+		return
+	}
+	sub := s.e.Bus().SubscribeTo(64, engine.EvNotebookOpened, engine.EvNotebookClosed)
+	w.sub = sub
+	w.mu.Unlock()
+	// The first session lists what is in use now, before its first
+	// request is answered.
+	s.syncNotebookResources()
+	go func() {
+		for range sub.C() {
+			// Which notebook changed does not matter, nor whether some
+			// events were lost (engine.EvMissed): every sync makes the
+			// whole list right.
+			s.syncNotebookResources()
+		}
+	}()
+}
+
+// unwatchNotebooks is called when a session ends: the last one stops the
+// goroutine. The listed resources stay until the next session's sync.
+func (s *Server) unwatchNotebooks() {
+	w := &s.notebooks
+	w.mu.Lock()
+	w.sessions--
+	var sub *engine.Subscription
+	if w.sessions == 0 {
+		sub, w.sub = w.sub, nil
+	}
+	w.mu.Unlock()
+	if sub != nil {
+		sub.Close()
+	}
+}
+
+// syncNotebookResources lists every notebook in use and no other.
+func (s *Server) syncNotebookResources() {
+	w := &s.notebooks
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	if w.listed == nil {
+		w.listed = map[string]string{}
+	}
+	inUse := map[string]string{}
+	for _, nb := range s.e.ListNotebooks("") {
+		inUse[nb.Name] = nb.Path
+	}
+	var gone []string
+	for name := range w.listed {
+		if _, ok := inUse[name]; !ok {
+			gone = append(gone, notebookResourceURI(name))
+			delete(w.listed, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveResources(gone...)
+	}
+	for name, path := range inUse {
+		if p, ok := w.listed[name]; ok && p == path {
+			continue
+		}
+		uri := notebookResourceURI(name)
+		if _, err := url.Parse(uri); err != nil {
+			// The SDK would panic; the notebook stays readable through
+			// the template.
+			s.log.Warn("a notebook name makes no valid resource URI; not listed", "name", name, "err", err)
+			continue
+		}
+		s.srv.AddResource(&sdk.Resource{
+			URI:      uri,
+			Name:     name,
+			Title:    path,
+			MIMEType: ipynbMIME,
+			Description: fmt.Sprintf("The notebook %s in use as %q, as nbformat JSON. Its cells are notebook://%s/cells/{cell_id}.",
+				path, name, strings.TrimPrefix(uri, notebookScheme)),
+		}, s.readNotebookResource)
+		w.listed[name] = path
+	}
+}
+
+// notebookResourceURI is the URI of a notebook in use. The name is one
+// path segment, escaped; ":" and "@" are escaped too, since right after
+// "notebook://" they would read as a port or a user.
+func notebookResourceURI(name string) string {
+	return notebookScheme + strings.NewReplacer(":", "%3A", "@", "%40").Replace(url.PathEscape(name))
 }
 
 // readCapabilities lists every capability: on or off, its value, where the

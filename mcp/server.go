@@ -62,6 +62,8 @@ type Server struct {
 	sessions map[*sdk.ServerSession]string
 	anon     int // sessions without a transport id (stdio, in-memory)
 
+	notebooks notebookList // the notebooks in use as resources (resources.go)
+
 	// schemaProblems counts results that did not match their declared
 	// output schema: a server bug. Tests assert it stays zero.
 	problemsMu     sync.Mutex
@@ -96,6 +98,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
 			s.sessionID(req.Session)
 		},
+		CompletionHandler: s.complete,
 	})
 	for _, d := range allTools() {
 		r, err := d.output.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
@@ -163,11 +166,13 @@ func (s *Server) sessionID(ss *sdk.ServerSession) string {
 		}
 	}
 	s.e.SessionOpened(id, client)
+	s.watchNotebooks()
 	go func() {
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		s.mu.Unlock()
+		s.unwatchNotebooks()
 		s.e.SessionClosed(id)
 	}()
 	return id
