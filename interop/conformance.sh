@@ -69,6 +69,12 @@ let passed = 0;
 for (const [name, bad] of [...seen].sort()) {
   const listed = expected.has(name);
   if (bad.length === 0) passed++;
+  if (bad.length > 0 && listed) {
+    // What each expected failure really is, so the baseline's reasons can
+    // be checked against it.
+    const c = bad[0];
+    console.log(`expected failure: ${name}: ${c.status} ${c.id}: ${String(c.errorMessage || c.description).slice(0, 160)}`);
+  }
   if (bad.length > 0 && !listed) {
     wrong++;
     console.log(`UNEXPECTED FAILURE: ${name}`);
