@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -388,6 +389,41 @@ func TestJupyterServerSandbox(t *testing.T) {
 	if !ok || err != nil || outputsText(res.Outputs) != "42\n" || res.KernelID != info.KernelID || res.SandboxName != "k" {
 		t.Fatalf("run: ok=%v err=%v res=%+v", ok, err, res)
 	}
+
+	// Progress reports count the outputs as the result holds them (the
+	// pieces of one stream are one output; clear_output starts over) and
+	// carry their newest lines.
+	var mu sync.Mutex
+	var reports []ExecProgress
+	res, _, err = e.executeOnSandbox(ctx, "s1", "import time\nfrom IPython.display import clear_output\nprint('old', flush=True)\nclear_output()\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(1)",
+		ExecOptions{ProgressInterval: 200 * time.Millisecond, Progress: func(p ExecProgress) {
+			mu.Lock()
+			reports = append(reports, p)
+			mu.Unlock()
+		}})
+	if err != nil || len(res.Outputs) != 1 || outputsText(res.Outputs) != "0\n1\n2\n" {
+		t.Fatalf("run with progress: err=%v res=%+v", err, res)
+	}
+	mu.Lock()
+	sawDigits := false
+	for _, p := range reports {
+		if p.Outputs > 1 || len(p.Latest) > 3 {
+			t.Errorf("progress report %+v: the run never has more than one output", p)
+		}
+		if slices.Contains(p.Latest, "old") && len(p.Latest) > 1 {
+			t.Errorf("progress report lines %q: 'old' was cleared before the loop printed", p.Latest)
+		}
+		if n := len(p.Latest); n > 0 && p.Latest[0] != "old" {
+			sawDigits = true
+			if !strings.HasPrefix("0 1 2", strings.Join(p.Latest, " ")) {
+				t.Errorf("progress report lines %q", p.Latest)
+			}
+		}
+	}
+	if !sawDigits {
+		t.Errorf("no progress report showed the loop's lines: %+v", reports)
+	}
+	mu.Unlock()
 
 	// Past its timeout the code keeps running on the kernel; its later
 	// output and its end arrive as events.
