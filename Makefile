@@ -7,10 +7,14 @@ PREFIX    ?= /usr/local
 # staticcheck is pinned and fetched through the Go module proxy by `make lint`.
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH 2>/dev/null)/bin/staticcheck
+# goreleaser too, by `make release-check`; v2.18+ needs a newer Go than ours.
+GORELEASER_VERSION := v2.15.1
+GORELEASER := $(shell $(GO) env GOPATH 2>/dev/null)/bin/goreleaser
 export PATH := $(PATH):/usr/local/go/bin:$(shell $(GO) env GOPATH 2>/dev/null)/bin
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: build run test bench lint staticcheck fmt golden snaps tidy-check install jupyter interop toolref fuzz
+.PHONY: release-check goreleaser
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -70,3 +74,15 @@ interop: build
 tidy-check:
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum
+
+# Validates .goreleaser.yaml, builds every release archive into dist/ as a
+# snapshot (nothing is published) and lists and checks what it built.
+release-check: goreleaser
+	$(GORELEASER) check
+	$(GORELEASER) release --snapshot --clean --skip=publish
+	@bash scripts/list-release.sh dist
+
+# Installs the pinned goreleaser unless that version is already there.
+goreleaser:
+	@$(GORELEASER) --version 2>/dev/null | grep -Eq '^GitVersion: *v?$(GORELEASER_VERSION:v%=%)$$' || \
+		GOFLAGS=-mod=mod $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
