@@ -27,6 +27,7 @@ type config struct {
 	MaxBody            int64    // bytes
 	NoAuthLoopbackOnly bool
 	SessionTimeout     time.Duration
+	MaxSessions        int
 	TUI                bool
 	Feed               string
 	// Jupyter
@@ -34,6 +35,7 @@ type config struct {
 	JupyterToken        string
 	RootDir             string
 	Python              string
+	KeepKernels         bool
 	StartNewCodeSandbox bool
 	SandboxVariant      string
 	// Execution
@@ -79,13 +81,15 @@ func (c *config) options() []*option {
 		{group: "MCP", name: "allowed-hosts", env: "MCP_ALLOWED_HOSTS", def: "", set: asList(&c.AllowedHosts), help: "more Host names the HTTP endpoint answers to, comma-separated (besides loopback names and, with a non-loopback --bind, this machine's host name and addresses)"},
 		{group: "MCP", name: "max-body", env: "MCP_MAX_BODY", def: "4194304", set: asBytes(&c.MaxBody, 4096, "a number of bytes >= 4096"), help: "largest HTTP request body in bytes; a bigger one is refused with 413"},
 		{group: "MCP", name: "no-auth-loopback-only", env: "MCP_NO_AUTH_LOOPBACK_ONLY", def: "false", set: asBool(&c.NoAuthLoopbackOnly), help: "INSECURE: accept HTTP requests without a bearer token (only allowed when bound to loopback)"},
-		{group: "MCP", name: "session-timeout", env: "MCP_SESSION_TIMEOUT", def: "21600", set: asSeconds(&c.SessionTimeout), help: "seconds after which an HTTP session that sent nothing is closed (a client that vanished without ending it)"},
+		{group: "MCP", name: "session-timeout", env: "MCP_SESSION_TIMEOUT", def: "21600", set: asSeconds(&c.SessionTimeout), help: "seconds after which an HTTP session that sent nothing is closed (a client that vanished without ending it); its next request gets 404 and it must initialize again"},
+		{group: "MCP", name: "max-sessions", env: "MCP_MAX_SESSIONS", def: "256", set: asAtLeast(&c.MaxSessions, 1, "a number of sessions >= 1"), help: "most live HTTP sessions; opening one more closes the least recently used, whose next request gets 404 saying so"},
 		{group: "MCP", name: "tui", env: "MCP_TUI", def: "false", set: asBool(&c.TUI), help: "with --transport streamable-http: also show the workbench TUI"},
 		{group: "MCP", name: "feed", env: "MCP_FEED", def: "127.0.0.1:0", set: asText(&c.Feed), help: "stdio mode: address of the live feed that 'attach' connects to (empty: none)"},
 		{group: "Jupyter", name: "jupyter-url", env: "JUPYTER_URL", def: "", set: asURL(&c.JupyterURL), help: "Jupyter server to use (e.g. http://localhost:8888 or a JupyterHub http://hub/user/NAME/); empty: start a managed local jupyter-server"},
 		{group: "Jupyter", name: "jupyter-token", env: "JUPYTER_TOKEN", def: "", set: asText(&c.JupyterToken), help: "token of the Jupyter server"},
 		{group: "Jupyter", name: "root-dir", env: "JUPYTER_ROOT_DIR", def: "", set: asText(&c.RootDir), help: "root directory of the managed Jupyter server (default: the working directory)"},
 		{group: "Jupyter", name: "python", env: "JUPYTER_PYTHON", def: "", set: asText(&c.Python), help: "Python with jupyter_server and ipykernel that runs the managed server and the eval sandbox; empty: the active virtualenv or conda env, else the interpreter of jupyter-server (or jupyter) on PATH, else python3 (or python) on PATH, else /usr/bin/python3"},
+		{group: "Jupyter", name: "keep-kernels", env: "KEEP_KERNELS", def: "false", set: asBool(&c.KeepKernels), help: "leave running the kernels this server started when their notebook is released and when it exits (default: shut them down; kernels it attached to by id are always left alone)"},
 		{group: "Jupyter", name: "start-new-code-sandbox", env: "START_NEW_CODE_SANDBOX", def: "false", set: asBool(&c.StartNewCodeSandbox), help: "accepted for compatibility with the reference's client config; sandboxes are launched with launch_sandbox"},
 		{group: "Jupyter", name: "sandbox-variant", env: "SANDBOX_VARIANT", def: "", set: asText(&c.SandboxVariant), help: "default variant of launch_sandbox (eval or jupyter-server here; empty or jupyter-server: eval, as the reference does)"},
 		{group: "Execution", name: "timeout", env: "EXECUTION_TIMEOUT", def: "300", set: asSeconds(&c.Timeout), help: "default execution timeout in seconds (a tool's timeout of 0 means this)"},

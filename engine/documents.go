@@ -265,10 +265,12 @@ func idsUpgraded(raw []byte, nb *notebook.Notebook) bool {
 	return false
 }
 
-// UnuseNotebook releases the notebook for every session (its channel; the
-// kernel stays), as the reference's server-wide unuse does. Every other
-// session that had it as its current notebook loses it and is told on its
-// next call (TakeNotice); the answer names them.
+// UnuseNotebook releases the notebook for every session, as the reference's
+// server-wide unuse does. Every other session that had it as its current
+// notebook loses it and is told on its next call (TakeNotice); the answer
+// names them. Its kernel is shut down when this process started it and
+// nothing else holds it (kernel_release.go); otherwise only the channel
+// closes.
 func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) (Unused, error) {
 	return e.unuse(session, name, true)
 }
@@ -290,11 +292,11 @@ func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 	}
 	others := e.dropCurrentLocked(d.name, d.path, session, cause, "")
 	e.mu.Unlock()
-	e.releaseKernel(d.kernel)
+	shut := e.releaseKernel(d.kernel)
 	e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Session: session,
 	}})
-	return Unused{Name: d.name, Path: d.path, KernelID: d.kernel.id, Others: others}, nil
+	return Unused{Name: d.name, Path: d.path, KernelID: d.kernel.id, KernelShutDown: shut, Others: others}, nil
 }
 
 // ListNotebooks lists the notebooks in use, marking the session's current one.

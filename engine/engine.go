@@ -41,6 +41,10 @@ type Config struct {
 	// Python is --python: the eval sandbox's interpreter ("" = the one
 	// jupyter.FindPython finds).
 	Python string
+	// KeepKernels leaves running the kernels this process started, when
+	// their notebook is released and when the engine closes. Without it
+	// they are shut down then (kernel_release.go).
+	KeepKernels bool
 
 	Logger *slog.Logger
 }
@@ -178,8 +182,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Close stops executions, closes kernel channels and sandboxes. It does not
-// shut down kernels of a server it did not start.
+// Close stops executions, closes kernel channels and sandboxes, and shuts
+// down the kernels this process started unless Config.KeepKernels (kernels
+// it attached to are left alone).
 func (e *Engine) Close() error {
 	if e.closed.Swap(true) {
 		return nil
@@ -190,9 +195,7 @@ func (e *Engine) Close() error {
 	e.mu.Unlock()
 	// Closing a channel fails the runs on it with ErrDisconnected; their
 	// collectors then write what they have into the notebook and stop.
-	for _, k := range kernels {
-		k.conn.Close()
-	}
+	e.retireAll(kernels)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if e.sandboxes != nil {

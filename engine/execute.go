@@ -326,7 +326,7 @@ func (e *Engine) endRun(k *kernelEntry) {
 	closeIt := e.unusedLocked(k)
 	e.mu.Unlock()
 	if closeIt {
-		k.conn.Close()
+		e.retireKernel(k)
 	}
 }
 
@@ -343,7 +343,7 @@ func (e *Engine) endRunAsync(k *kernelEntry) {
 		e.execs.Add(1)
 		go func() {
 			defer e.execs.Done()
-			k.conn.Close()
+			e.retireKernel(k)
 		}()
 	}
 }

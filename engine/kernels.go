@@ -16,8 +16,14 @@ import (
 // notebook on that kernel and by execute_code. The counters are guarded by
 // Engine.mu.
 type kernelEntry struct {
-	id   string
-	conn *jupyter.KernelConn
+	id     string
+	conn   *jupyter.KernelConn
+	client *jupyter.Client // the server the kernel runs on
+
+	// started says this process started the kernel (use_notebook made a
+	// Jupyter session for the path): it is shut down when released
+	// (kernel_release.go). Guarded by Engine.mu, like the counters.
+	started bool
 
 	users int  // notebooks in use on the kernel
 	runs  int  // executions still collecting from it
@@ -34,6 +40,7 @@ func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, ke
 		return nil, err
 	}
 	var existing *jupyter.Session
+	started := false // a kernel this call starts, ours to stop
 	for i := range sessions {
 		if sp, _ := cleanPath(sessions[i].Path); sp == p {
 			existing = &sessions[i]
@@ -58,6 +65,7 @@ func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, ke
 	case existing != nil:
 		kernelID = existing.Kernel.ID
 	default:
+		started = true
 		spec := kernelSpecName(nb)
 		if spec != "" {
 			if specs, err := client.KernelSpecs(ctx); err != nil || specs.Kernelspecs[spec].Name == "" {
@@ -77,7 +85,25 @@ func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, ke
 		e.started[kernelID] = true
 		e.mu.Unlock()
 	}
-	return e.acquireKernel(ctx, client, kernelID, false)
+	k, err := e.acquireKernel(ctx, client, kernelID, false)
+	if err != nil {
+		if started && !e.cfg.KeepKernels {
+			// No channel, no notebook: the kernel just started would run
+			// for no one.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer cancel()
+			if serr := client.ShutdownKernel(sctx, kernelID); serr != nil && !jupyter.IsNotFound(serr) {
+				e.log.Warn("shutting down the kernel started for a notebook that could not be used", "kernel", kernelID, "err", serr)
+			}
+		}
+		return nil, err
+	}
+	if started {
+		e.mu.Lock()
+		k.started = true
+		e.mu.Unlock()
+	}
+	return k, nil
 }
 
 // unknownKernel is the error for a kernel id the server does not know. It
@@ -126,22 +152,22 @@ func (e *Engine) acquireKernel(ctx context.Context, client *jupyter.Client, id s
 		go conn.Close()
 		return k, nil
 	}
-	k := &kernelEntry{id: id, conn: conn}
+	k := &kernelEntry{id: id, conn: conn, client: client}
 	take(k)
 	e.kernels[id] = k
 	return k, nil
 }
 
-// releaseKernel drops a notebook's hold on a kernel channel and closes the
-// channel when nothing uses it any more. The kernel itself keeps running.
-func (e *Engine) releaseKernel(k *kernelEntry) {
+// releaseKernel drops a notebook's hold on a kernel channel and, when
+// nothing uses it any more, retires it: the channel is closed and a kernel
+// this process started is shut down (see retireKernel). It reports whether
+// the kernel was shut down.
+func (e *Engine) releaseKernel(k *kernelEntry) bool {
 	e.mu.Lock()
 	k.users--
 	closeIt := e.unusedLocked(k)
 	e.mu.Unlock()
-	if closeIt {
-		k.conn.Close()
-	}
+	return closeIt && e.retireKernel(k)
 }
 
 // unusedLocked removes k from the registry when nothing holds it and

@@ -154,7 +154,11 @@ type Unused struct {
 	Name     string
 	Path     string
 	KernelID string
-	Others   []SessionRef
+	// KernelShutDown: this process had started the kernel and nothing
+	// else held it, so it was shut down (kernel_release.go). Otherwise it
+	// keeps running.
+	KernelShutDown bool
+	Others         []SessionRef
 }
 
 // ServerSwitch is the answer of ConnectJupyter.

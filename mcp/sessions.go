@@ -16,6 +16,9 @@ import (
 // textUnused is unuse_notebook's answer.
 func textUnused(u engine.Unused) string {
 	text := fmt.Sprintf("Notebook '%s' unused successfully. Its kernel keeps running; use_notebook it again to continue.", u.Name)
+	if u.KernelShutDown {
+		text = fmt.Sprintf("Notebook '%s' unused successfully. Its kernel %s was shut down (this server started it and nothing else used it); use_notebook it again to continue on a fresh kernel.", u.Name, u.KernelID)
+	}
 	if len(u.Others) > 0 {
 		text += fmt.Sprintf(" It was also the current notebook of %s, which now %s no current notebook and will be told so on %s next call.",
 			sessionsPhrase(u.Others), plural(len(u.Others), "has", "have"), plural(len(u.Others), "its", "their"))
