@@ -103,6 +103,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Capabilities:   capabilities(cfg),
 		SandboxVariant: cfg.SandboxVariant,
 		Python:         cfg.Python,
+		KeepKernels:    cfg.KeepKernels,
 		Logger:         logger,
 	})
 	if err != nil {
@@ -136,6 +137,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Images:         cfg.Images,
 		Logger:         logger,
 		SessionTimeout: cfg.SessionTimeout,
+		MaxSessions:    cfg.MaxSessions,
 		MaxBodyBytes:   cfg.MaxBody,
 		// The guard (httpHandler) checks the Host header.
 		HostsCheckedInFront: true,

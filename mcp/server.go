@@ -36,6 +36,10 @@ type Options struct {
 	// vanishes without doing so leaves its session (goroutines and its
 	// current notebook) behind until the process exits.
 	SessionTimeout time.Duration
+	// MaxSessions caps the live streamable HTTP sessions (0: 256). Opening
+	// one more closes the least recently used; its next request gets a 404
+	// saying why (sessioncap.go).
+	MaxSessions int
 	// MaxBodyBytes limits HTTP request bodies (0: the SDK's 4 MiB). main's
 	// guard enforces the same limit first, with a 413 that names the flag.
 	MaxBodyBytes int64
@@ -119,14 +123,25 @@ func New(e *engine.Engine, opts Options) *Server {
 // HTTPHandler serves streamable HTTP. main mounts it at /mcp; authentication
 // is a wrapper around it (any http.Handler middleware will do), which keeps
 // this package free of tokens.
+//
+// Streams are resumable: every event gets an id (after a priming event) and
+// is kept in a memory event store bounded to eventStoreBytes over all
+// sessions, so a client whose connection dropped mid-call sends
+// Last-Event-ID and gets what it missed, the call's result included.
+// Sessions are capped (Options.MaxSessions) and expire idle
+// (Options.SessionTimeout); either way the client is told why.
 func (s *Server) HTTPHandler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv },
+	events := sdk.NewMemoryEventStore(nil)
+	events.SetMaxBytes(eventStoreBytes)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv },
 		&sdk.StreamableHTTPOptions{
 			Logger:                     s.log,
+			EventStore:                 events,
 			SessionTimeout:             s.opts.SessionTimeout,
 			MaxRequestBodyBytes:        s.opts.MaxBodyBytes,
 			DisableLocalhostProtection: s.opts.HostsCheckedInFront,
 		})
+	return newSessionCap(h, s.srv, s.opts.MaxSessions, s.opts.SessionTimeout)
 }
 
 // SDK exposes the underlying go-sdk server, for tests and for transports this

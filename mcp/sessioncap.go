@@ -1,0 +1,245 @@
+package mcp
+
+import (
+	"bytes"
+	"container/list"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxSessions is the cap on live streamable HTTP sessions when
+// Options.MaxSessions is zero. A session costs about 19 KB; clients that
+// never end theirs would otherwise grow memory until the idle timeout.
+const DefaultMaxSessions = 256
+
+// eventStoreBytes bounds what the event store keeps for resumption, over
+// all sessions: the oldest events go first.
+const eventStoreBytes = 10 << 20
+
+// goneRemembered is how many closed session ids keep their reason, so
+// that a client coming back after its session was evicted or expired is
+// told why. Older ones get the SDK's bare "session not found".
+const goneRemembered = 4096
+
+// sessionIDHeader is the streamable HTTP transport's session header.
+const sessionIDHeader = "Mcp-Session-Id"
+
+// sessionCap sits in front of the SDK's streamable handler. It keeps the
+// live sessions in least-recently-used order, closes the oldest when
+// opening one more would pass the cap, and answers a request for a session
+// it closed (or that expired idle) with a 404 whose JSON-RPC error says
+// what happened and what to do. The SDK answers an unknown session with a
+// bare "session not found"; the 404 itself is what the protocol asks
+// (clients start a new session on it), so only the body is ours.
+type sessionCap struct {
+	next    http.Handler
+	srv     *sdk.Server
+	max     int
+	timeout time.Duration
+
+	mu   sync.Mutex
+	lru  *list.List               // of string session ids, most recent first
+	live map[string]*list.Element // by session id
+	// deleted are sessions their client ended (DELETE) while live: their
+	// closing is no expiry.
+	deleted map[string]bool
+	gone    map[string]string // session id -> why it was closed
+	order   []string          // gone ids, oldest first, for forgetting
+}
+
+func newSessionCap(next http.Handler, srv *sdk.Server, max int, timeout time.Duration) *sessionCap {
+	if max <= 0 {
+		max = DefaultMaxSessions
+	}
+	return &sessionCap{
+		next: next, srv: srv, max: max, timeout: timeout,
+		lru: list.New(), live: map[string]*list.Element{},
+		deleted: map[string]bool{}, gone: map[string]string{},
+	}
+}
+
+func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(sessionIDHeader)
+	if id == "" {
+		rec := &sessionHeaderWriter{ResponseWriter: w}
+		c.next.ServeHTTP(rec, r)
+		if opened := rec.Header().Get(sessionIDHeader); opened != "" && rec.status/100 == 2 {
+			c.opened(opened)
+		}
+		return
+	}
+	if why, ok := c.touch(id, r.Method == http.MethodDelete); !ok {
+		writeSessionGone(w, r, why)
+		return
+	}
+	c.next.ServeHTTP(w, r)
+}
+
+// touch marks a live session used (or ended, for a DELETE). For a session
+// it closed it reports false and why; an id it never saw goes on to the
+// SDK, which knows whether it is live.
+func (c *sessionCap) touch(id string, ending bool) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if why, ok := c.gone[id]; ok {
+		return why, false
+	}
+	if el, ok := c.live[id]; ok {
+		c.lru.MoveToFront(el)
+		if ending {
+			c.deleted[id] = true
+		}
+	}
+	return "", true
+}
+
+// opened records a new session and closes the least recently used ones
+// beyond the cap.
+func (c *sessionCap) opened(id string) {
+	ss := c.session(id)
+	if ss == nil {
+		return // initialization failed, and the SDK closed it
+	}
+	var evict []string
+	c.mu.Lock()
+	if _, ok := c.live[id]; !ok {
+		c.live[id] = c.lru.PushFront(id)
+	}
+	for c.lru.Len() > c.max {
+		old := c.lru.Remove(c.lru.Back()).(string)
+		delete(c.live, old)
+		c.rememberLocked(old, fmt.Sprintf("session expired: this server closed it because more than %d sessions were live (--max-sessions) and it was the least recently used. Initialize a new session (send initialize without Mcp-Session-Id) and use_notebook again if needed.", c.max))
+		evict = append(evict, old)
+	}
+	c.mu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		c.closed(id)
+	}()
+	for _, old := range evict {
+		if s := c.session(old); s != nil {
+			s.Close()
+		}
+	}
+}
+
+// closed forgets a session that ended. One that ended neither by its
+// client's DELETE nor by eviction expired idle (--session-timeout).
+func (c *sessionCap) closed(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, live := c.live[id]
+	if !live {
+		delete(c.deleted, id)
+		return
+	}
+	c.lru.Remove(el)
+	delete(c.live, id)
+	if c.deleted[id] {
+		delete(c.deleted, id)
+		return
+	}
+	why := "session closed by this server."
+	if c.timeout > 0 {
+		why = fmt.Sprintf("session expired: it sent no request for %s (--session-timeout), so this server closed it.", c.timeout)
+	}
+	c.rememberLocked(id, why+" Initialize a new session (send initialize without Mcp-Session-Id) and use_notebook again if needed.")
+}
+
+// rememberLocked keeps why id was closed, forgetting the oldest reasons
+// past goneRemembered.
+func (c *sessionCap) rememberLocked(id, why string) {
+	if _, ok := c.gone[id]; !ok {
+		c.order = append(c.order, id)
+	}
+	c.gone[id] = why
+	for len(c.order) > goneRemembered {
+		delete(c.gone, c.order[0])
+		c.order = c.order[1:]
+	}
+}
+
+// session finds the live SDK session with this id.
+func (c *sessionCap) session(id string) *sdk.ServerSession {
+	for ss := range c.srv.Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
+}
+
+// liveCount is the number of live sessions the cap counts.
+func (c *sessionCap) liveCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.live)
+}
+
+// writeSessionGone answers a request for a closed session: 404, as the
+// protocol says (a client then initializes again), with a JSON-RPC error
+// saying why, carrying the request's id when it had one.
+func writeSessionGone(w http.ResponseWriter, r *http.Request, why string) {
+	id := json.RawMessage("null")
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(body), &req) == nil && len(req.ID) > 0 {
+			id = req.ID
+		}
+	}
+	resp, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   any             `json:"error"`
+	}{"2.0", id, struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{codeSessionGone, why}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	w.Write(resp)
+}
+
+// codeSessionGone is the JSON-RPC error code of a request for a closed
+// session (implementation-defined server error range).
+const codeSessionGone = -32001
+
+// sessionHeaderWriter notes the status of a response, to see whether the
+// session an initialize opened is really there.
+type sessionHeaderWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *sessionHeaderWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *sessionHeaderWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush passes flushes on: the SDK streams events.
+func (w *sessionHeaderWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *sessionHeaderWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
