@@ -372,12 +372,21 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if !found {
 		t.Fatalf("no Jupyter session binds %s to kernel %s: %+v", f.path("c.ipynb"), c.KernelID, sessions)
 	}
-	if _, err := e.UnuseNotebook(ctx, "s3", "c"); err != nil {
+	// The kernel use_notebook started is shut down with its notebook's
+	// release (kernel_release.go); using the notebook again starts another.
+	u, err := e.UnuseNotebook(ctx, "s3", "c")
+	if err != nil {
 		t.Fatal(err)
 	}
+	if !u.KernelShutDown || u.KernelID != c.KernelID {
+		t.Fatalf("unuse of a notebook on a kernel the engine started: %+v, want kernel %s shut down", u, c.KernelID)
+	}
+	if _, err := f.client.GetKernel(ctx, c.KernelID); !jupyter.IsNotFound(err) {
+		t.Fatalf("kernel %s after its release: %v, want not found", c.KernelID, err)
+	}
 	c2, err := e.UseNotebook(ctx, "s3", "c", f.path("c.ipynb"), "connect", "")
-	if err != nil || c2.KernelID != c.KernelID {
-		t.Fatalf("re-connect got kernel %s (%v), want the session's %s", c2.KernelID, err, c.KernelID)
+	if err != nil || c2.KernelID == "" || c2.KernelID == c.KernelID {
+		t.Fatalf("re-connect got kernel %s (%v), want a fresh one", c2.KernelID, err)
 	}
 	if got := e.ListNotebooks("s3"); len(got) != 2 {
 		t.Fatalf("ListNotebooks: %+v", got)
