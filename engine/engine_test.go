@@ -374,7 +374,7 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	}
 	// The kernel use_notebook started is shut down with its notebook's
 	// release (kernel_release.go); using the notebook again starts another.
-	u, err := e.UnuseNotebook(ctx, "s3", "c")
+	u, err = e.UnuseNotebook(ctx, "s3", "c")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,10 @@ const shutdownTimeout = 30 * time.Second
 // one place a released kernel goes: notebooks released (unuse_notebook),
 // runs ending on a released kernel, and the engine closing all end here.
 func (e *Engine) retireKernel(k *kernelEntry) bool {
-	if !k.started || e.cfg.KeepKernels || k.client == nil {
+	e.mu.RLock()
+	ours := e.started[k.id] // attachKernel's mark; sessions.go resets it on a switch
+	e.mu.RUnlock()
+	if !ours || e.cfg.KeepKernels || k.client == nil {
 		k.conn.Close()
 		return false
 	}
@@ -39,6 +42,7 @@ func (e *Engine) retireKernel(k *kernelEntry) bool {
 	k.conn.Close()
 	switch {
 	case jupyter.IsNotFound(err):
+		e.forgetStarted(k.id)
 		return false // gone already (shut down outside, or the server restarted)
 	case err != nil:
 		e.log.Warn("not shutting down a kernel this server started: cannot ask about it", "kernel", k.id, "err", err)
@@ -51,6 +55,7 @@ func (e *Engine) retireKernel(k *kernelEntry) bool {
 		e.log.Warn("shutting down a kernel this server started", "kernel", k.id, "err", err)
 		return false
 	}
+	e.forgetStarted(k.id)
 	e.log.Info("shut down a kernel this server started and no longer uses", "kernel", k.id)
 	return true
 }
@@ -67,4 +72,12 @@ func (e *Engine) retireAll(kernels map[string]*kernelEntry) {
 		}()
 	}
 	wg.Wait()
+}
+
+// forgetStarted drops a kernel that is gone from the ones this process
+// started.
+func (e *Engine) forgetStarted(id string) {
+	e.mu.Lock()
+	delete(e.started, id)
+	e.mu.Unlock()
 }

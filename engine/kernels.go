@@ -20,11 +20,6 @@ type kernelEntry struct {
 	conn   *jupyter.KernelConn
 	client *jupyter.Client // the server the kernel runs on
 
-	// started says this process started the kernel (use_notebook made a
-	// Jupyter session for the path): it is shut down when released
-	// (kernel_release.go). Guarded by Engine.mu, like the counters.
-	started bool
-
 	users int  // notebooks in use on the kernel
 	runs  int  // executions still collecting from it
 	kept  bool // opened by execute_code(kernel_id): kept until the engine closes
@@ -87,6 +82,11 @@ func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, ke
 	}
 	k, err := e.acquireKernel(ctx, client, kernelID, false)
 	if err != nil {
+		if started {
+			e.mu.Lock()
+			delete(e.started, kernelID)
+			e.mu.Unlock()
+		}
 		if started && !e.cfg.KeepKernels {
 			// No channel, no notebook: the kernel just started would run
 			// for no one.
@@ -97,11 +97,6 @@ func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, ke
 			}
 		}
 		return nil, err
-	}
-	if started {
-		e.mu.Lock()
-		k.started = true
-		e.mu.Unlock()
 	}
 	return k, nil
 }

@@ -189,7 +189,9 @@ type KernelFate struct {
 	// notebook on it (a kernel id given, or a Jupyter session that
 	// already had the path), so it is not this server's to stop.
 	Attached bool
-	Err      error // the shutdown failed
+	// Kept: this server started it, and --keep-kernels keeps it.
+	Kept bool
+	Err  error // the shutdown failed
 }
 
 // ConnectJupyter switches to another Jupyter server, checking it first; on
@@ -259,7 +261,8 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 			continue
 		}
 		f := KernelFate{Attached: !started[c.KernelID]}
-		if !f.Attached {
+		f.Kept = !f.Attached && e.cfg.KeepKernels
+		if !f.Attached && !f.Kept {
 			if err := old.ShutdownKernel(sctx, c.KernelID); err != nil && !jupyter.IsNotFound(err) {
 				f.Err = err
 				e.log.Warn("shutting down a kernel of the previous Jupyter server", "kernel", c.KernelID, "err", err)

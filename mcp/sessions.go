@@ -71,6 +71,8 @@ func kernelFate(f engine.KernelFate) string {
 		return "shut down (this server had started it)"
 	case f.Attached:
 		return "left running (it was already running when the notebook was opened on it, so it is not this server's to stop)"
+	case f.Kept:
+		return "left running (--keep-kernels)"
 	}
 	return fmt.Sprintf("left running: shutting it down failed (%s)", redact(f.Err.Error()))
 }

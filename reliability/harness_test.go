@@ -175,11 +175,13 @@ func (r *rpc) post(ctx context.Context, body []byte, hdr map[string]string) (int
 		return 0, "", nil, err
 	}
 	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
+	// A stream's headers (and its priming event) come at once: a client
+	// that hangs up mid-call sees it here, while reading.
+	data, err := io.ReadAll(resp.Body)
 	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && r.session == "" {
 		r.session = id
 	}
-	return resp.StatusCode, string(data), messages(resp.Header.Get("Content-Type"), data), nil
+	return resp.StatusCode, string(data), messages(resp.Header.Get("Content-Type"), data), err
 }
 
 // messages extracts JSON-RPC messages from a response body.
