@@ -176,8 +176,11 @@ func (r *rpc) post(ctx context.Context, body []byte, hdr map[string]string) (int
 	}
 	defer resp.Body.Close()
 	// A stream's headers (and its priming event) come at once: a client
-	// that hangs up mid-call sees it here, while reading.
+	// that hangs up mid-call (ctx done) sees it here, while reading.
 	data, err := io.ReadAll(resp.Body)
+	if ctx.Err() == nil {
+		err = nil
+	}
 	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && r.session == "" {
 		r.session = id
 	}
