@@ -103,8 +103,8 @@ func (c *sessionCap) touch(id string, ending bool) (string, bool) {
 // beyond the cap.
 func (c *sessionCap) opened(id string) {
 	ss := c.session(id)
-	if ss == nil {
-		return // initialization failed, and the SDK closed it
+	if ss == nil || ss.InitializeParams() == nil {
+		return // initialization failed, and the SDK closes it
 	}
 	var evict []string
 	c.mu.Lock()
