@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/procgroup"
 )
 
 // ErrJupyterNotInstalled says that no jupyter-server could be found to start.
@@ -79,7 +81,8 @@ type Managed struct {
 // serverProc is one run of the jupyter-server process.
 type serverProc struct {
 	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the process has been reaped
+	group   *procgroup.Group // the process and what it started
+	exited  chan struct{}    // closed when the process has been reaped
 	waitErr error
 }
 
@@ -221,6 +224,9 @@ func (m *Managed) launch(ctx context.Context) (*serverProc, error) {
 	if plainServer {
 		bootstrap = serverLaunch
 	}
+	// Where no parent-death signal exists, the server watches for our death
+	// itself and SIGTERMs its group, so that it shuts its kernels down.
+	bootstrap = procgroup.WatchParent(syscall.SIGTERM) + bootstrap
 	args := []string{"-c", bootstrap,
 		"--no-browser",
 		"--ServerApp.open_browser=False",
@@ -246,7 +252,9 @@ func (m *Managed) launch(ctx context.Context) (*serverProc, error) {
 		"PYTHONUNBUFFERED=1",
 		"JUPYTER_MCP_SERVER_TOKEN="+m.Token,
 	)
-	cmd.SysProcAttr = childProcAttr()
+	// A process group (or Job Object) of its own, SIGTERMed on Linux when
+	// we die: a crash of ours leaves no server and kernels behind.
+	cmd.SysProcAttr = procgroup.Attr(syscall.SIGTERM)
 	// Our own pipe rather than an io.Writer: exec would otherwise wait in
 	// Wait for every holder of the pipe (the kernels inherit stderr).
 	pr, pw, err := os.Pipe()
@@ -261,7 +269,11 @@ func (m *Managed) launch(ctx context.Context) (*serverProc, error) {
 		return nil, fmt.Errorf("starting %s for jupyter-server: %w", m.Python, err)
 	}
 	pw.Close()
-	p := &serverProc{cmd: cmd, exited: make(chan struct{})}
+	group, err := procgroup.Adopt(cmd.Process)
+	if err != nil && m.opts.Log != nil {
+		fmt.Fprintln(m.opts.Log, "jupyter-mcp:", err)
+	}
+	p := &serverProc{cmd: cmd, group: group, exited: make(chan struct{})}
 	m.mu.Lock()
 	m.cur = p
 	m.mu.Unlock()
@@ -337,14 +349,16 @@ func (m *Managed) stopProc() error {
 	select {
 	case <-p.exited:
 	default:
-		// SIGTERM lets the server shut its kernels down cleanly.
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(5 * time.Second):
+		// SIGTERM lets the server shut its kernels down cleanly (Windows
+		// has no such request: the kill below takes the whole job).
+		if p.group.Terminate() {
+			select {
+			case <-p.exited:
+			case <-time.After(5 * time.Second):
+			}
 		}
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	p.group.Kill()
 	<-p.exited
 	for _, k := range kids {
 		k.kill()

@@ -7,13 +7,6 @@ import (
 	"syscall"
 )
 
-// childProcAttr puts the server in its own process group (so Stop can kill
-// the group) and asks Linux to SIGTERM it when this process dies, so a
-// crash of ours does not leave a server and its kernels behind.
-func childProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-}
-
 // procRef names a process by pid and start time, so that a pid reused by
 // an unrelated process after ours exited is never killed.
 type procRef struct {

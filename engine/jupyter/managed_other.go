@@ -2,18 +2,13 @@
 
 package jupyter
 
-import "syscall"
-
-// childProcAttr puts the server in its own process group so Stop can kill
-// the group. Outside Linux there is no parent-death signal.
-func childProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
+// Without /proc the kernels a server leaves are not looked for: the server
+// shuts them down on SIGTERM (or, on Windows, they die with its Job
+// Object), and ipykernel's parent poller ends a kernel whose server died.
 
 type procRef struct{}
 
-// descendants is only implemented with /proc; elsewhere the server's own
-// shutdown of its kernels has to do.
+// descendants is only implemented with /proc.
 func descendants(root int) []procRef { return nil }
 
 func (procRef) kill() {}

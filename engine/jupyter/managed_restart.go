@@ -135,7 +135,7 @@ func (m *Managed) relaunch() error {
 	// would fail to bind anyway, and saying so beats its traceback.
 	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(m.port))
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
+		if isAddrInUse(err) {
 			return fmt.Errorf("port %d is %w", m.port, errPortTaken)
 		}
 		return fmt.Errorf("port %d: %w", m.port, err)
@@ -159,7 +159,7 @@ func (m *Managed) relaunch() error {
 			return err
 		}
 		// Leave nothing half-started behind: the next attempt starts clean.
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		p.group.Kill()
 		<-p.exited
 		if strings.Contains(err.Error(), "already in use") {
 			return fmt.Errorf("port %d is %w", m.port, errPortTaken)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/procgroup"
 )
 
 //go:embed driver.py
@@ -58,6 +59,7 @@ type EvalOptions struct {
 type EvalSandbox struct {
 	info    Info
 	cmd     *exec.Cmd
+	group   *procgroup.Group // the interpreter and what the code started
 	reqW    *os.File
 	onState func(string)
 	log     *slog.Logger
@@ -136,6 +138,9 @@ func (r *evalRun) add(o notebook.Output) {
 // LaunchEval starts an interpreter running the driver and waits until it
 // says it is ready.
 func LaunchEval(ctx context.Context, opts EvalOptions) (*EvalSandbox, error) {
+	if evalUnsupported != nil {
+		return nil, evalUnsupported
+	}
 	python, err := findPython(opts.Python)
 	if err != nil {
 		return nil, err
@@ -166,7 +171,9 @@ func LaunchEval(ctx context.Context, opts EvalOptions) (*EvalSandbox, error) {
 		closeAll(reqR, reqW, evtR, evtW, outR, outW)
 		return nil, err
 	}
-	cmd := exec.Command(python, "-u", "-c", bootstrap)
+	// Where no parent-death signal exists, the interpreter watches for our
+	// death itself and kills its group.
+	cmd := exec.Command(python, "-u", "-c", procgroup.WatchParent(syscall.SIGKILL)+bootstrap)
 	cmd.Dir = opts.Dir
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONIOENCODING=utf-8")
 	if os.Getenv("MPLBACKEND") == "" {
@@ -179,17 +186,22 @@ func LaunchEval(ctx context.Context, opts EvalOptions) (*EvalSandbox, error) {
 	cmd.ExtraFiles = []*os.File{reqR, evtW}
 	// Its own process group, so that Terminate takes the processes the code
 	// started with it; and killed if this server dies without cleaning up.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procgroup.Attr(syscall.SIGKILL)
 	if err := cmd.Start(); err != nil {
 		closeAll(reqR, reqW, evtR, evtW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("starting %s for the eval sandbox: %w", python, err)
 	}
 	// The child holds its own copies of these ends.
 	closeAll(reqR, evtW, outW, errW)
+	group, err := procgroup.Adopt(cmd.Process)
+	if err != nil {
+		log.Warn("eval sandbox", "err", err)
+	}
 
 	s := &EvalSandbox{
 		info:    Info{Variant: Eval, PID: cmd.Process.Pid},
 		cmd:     cmd,
+		group:   group,
 		reqW:    reqW,
 		onState: opts.OnState,
 		log:     log,
@@ -580,13 +592,13 @@ func (s *EvalSandbox) interruptRun(run *evalRun, reason string) {
 	// sure the code itself gets one.
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	_ = s.signal(syscall.SIGINT)
+	_ = s.interrupt()
 	for {
 		select {
 		case <-run.done:
 			return
 		case <-tick.C:
-			_ = s.signal(syscall.SIGINT)
+			_ = s.interrupt()
 		case <-deadline.C:
 			s.log.Warn("eval sandbox did not stop on interrupt; killing it", "pid", s.info.PID)
 			s.kill()
@@ -597,20 +609,18 @@ func (s *EvalSandbox) interruptRun(run *evalRun, reason string) {
 	}
 }
 
-func (s *EvalSandbox) signal(sig syscall.Signal) error {
+// interrupt sends the interpreter SIGINT.
+func (s *EvalSandbox) interrupt() error {
 	select {
 	case <-s.exited:
 		return ErrNotRunning
 	default:
 	}
-	return s.cmd.Process.Signal(sig)
+	return s.group.Interrupt()
 }
 
 // kill kills the interpreter's whole process group.
-func (s *EvalSandbox) kill() {
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	_ = s.cmd.Process.Kill()
-}
+func (s *EvalSandbox) kill() { s.group.Kill() }
 
 // Interrupt raises KeyboardInterrupt in the running code. With no code
 // running it does nothing.
@@ -621,7 +631,7 @@ func (s *EvalSandbox) Interrupt(ctx context.Context) error {
 	if !running {
 		return nil
 	}
-	return s.signal(syscall.SIGINT)
+	return s.interrupt()
 }
 
 // Terminate kills the interpreter and the processes it started, and waits
