@@ -38,7 +38,7 @@ func feedDir() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "jupyter-mcp-server")
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("jupyter-mcp-server-%d", os.Getuid()))
+	return tempFeedDir()
 }
 
 // startFeed serves the live feed (engine events out, human actions in) on a
@@ -85,7 +85,7 @@ func liveFeeds() []feedRecord {
 			continue
 		}
 		var r feedRecord
-		if json.Unmarshal(data, &r) != nil || syscall.Kill(r.PID, 0) != nil {
+		if json.Unmarshal(data, &r) != nil || !processAlive(r.PID) {
 			os.Remove(f)
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
@@ -241,7 +239,7 @@ func listen(cfg *config) (net.Listener, error) {
 	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
+		if isAddrInUse(err) {
 			return nil, fmt.Errorf("port %d is already in use on %s: pass --port N (or PORT=N) to use another one", cfg.Port, cfg.Bind)
 		}
 		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)

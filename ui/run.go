@@ -3,8 +3,6 @@ package ui
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -16,7 +14,8 @@ import (
 // RunOptions tune Run.
 type RunOptions struct {
 	// TTY is the terminal device to draw on and read keys from. Default
-	// /dev/tty: stdin and stdout may carry the MCP protocol.
+	// /dev/tty (on Windows the console, CONIN$ and CONOUT$): stdin and
+	// stdout may carry the MCP protocol.
 	TTY string
 	// Theme is theme.LightName, theme.DarkName, or theme.Auto ("" too):
 	// follow the terminal's background.
@@ -27,15 +26,14 @@ type RunOptions struct {
 // done. It opens the TTY for input and output, builds the styles for it,
 // subscribes to the backend and feeds events through one bridge goroutine.
 func Run(ctx context.Context, b Backend, opts RunOptions) error {
-	path := opts.TTY
-	if path == "" {
-		path = "/dev/tty"
-	}
-	tty, err := os.OpenFile(path, os.O_RDWR, 0)
+	in, tty, err := openTerminal(opts.TTY)
 	if err != nil {
-		return fmt.Errorf("open terminal %s: %w", path, err)
+		return err
 	}
 	defer tty.Close()
+	if in != tty {
+		defer in.Close()
+	}
 
 	// The renderer asks the terminal for its background colour (unless a
 	// theme was named): do it before bubbletea starts reading keys from the
@@ -50,7 +48,7 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 		FrameInterval: defaultFrameInterval,
 	})
 	p := tea.NewProgram(m,
-		tea.WithInput(tty), tea.WithOutput(tty),
+		tea.WithInput(in), tea.WithOutput(tty),
 		tea.WithAltScreen(), tea.WithContext(ctx))
 
 	events, stop := b.Subscribe()

@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -562,9 +561,9 @@ func (c *Client) transportError(method, apiPath string, err error) error {
 	var op *net.OpError
 	var ne net.Error
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case isConnRefused(err):
 		e.Reason = "connection refused"
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case isConnReset(err), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		e.Reason = "the connection was dropped"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		e.Reason = "no answer in time"
