@@ -13,7 +13,7 @@ GORELEASER := $(shell $(GO) env GOPATH 2>/dev/null)/bin/goreleaser
 export PATH := $(PATH):/usr/local/go/bin:$(shell $(GO) env GOPATH 2>/dev/null)/bin
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: build run test bench lint staticcheck fmt golden snaps tidy-check install jupyter interop toolref fuzz
+.PHONY: build run test bench lint staticcheck fmt golden snaps tidy-check install jupyter interop toolref fuzz cross
 .PHONY: release-check goreleaser
 
 build:
@@ -45,6 +45,17 @@ lint: staticcheck
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 	@out=$$(gofmt -l . 2>/dev/null | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
+
+# The platforms we ship: each must build and pass go vet (tests included).
+CROSS_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+
+cross:
+	@for t in $(CROSS_TARGETS); do \
+		os=$${t%/*}; arch=$${t#*/}; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build ./... && \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... || { echo "cross: $$t FAILED"; exit 1; }; \
+		echo "cross: $$t built and vetted"; \
+	done
 
 # Installs the pinned staticcheck unless that version is already there.
 staticcheck:

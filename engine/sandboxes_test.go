@@ -1,20 +1,23 @@
+//go:build unix
+
+// Most of these tests launch the eval sandbox, which runs on Unix only
+// (see engine/sandbox/eval_windows.go).
+
 package engine
 
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/proctest"
 )
 
 // eventLog records what the sandbox registry publishes.
@@ -71,17 +74,8 @@ func newSandboxEngine(t *testing.T, defaultVariant string, client func() *jupyte
 	return e, log
 }
 
-func pidAlive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(data))
-	return len(f) > 2 && f[2] != "Z" // a zombie is gone but not yet reaped
-}
+// pidAlive reports whether pid runs (a zombie counts as gone).
+func pidAlive(pid int) bool { return proctest.Alive(pid) }
 
 func outputsText(outs []notebook.Output) string {
 	var b strings.Builder

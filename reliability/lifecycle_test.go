@@ -1,3 +1,7 @@
+//go:build linux
+
+// These tests read /proc to see which processes a run leaves behind.
+
 package reliability
 
 import (

@@ -1,3 +1,7 @@
+//go:build unix
+
+// These tests kill the server with POSIX signals and read how it died.
+
 package jupyter_test
 
 import (

@@ -1,3 +1,7 @@
+//go:build unix
+
+// The eval sandbox runs on Unix only (see eval_windows.go).
+
 package sandbox
 
 import (
@@ -5,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/proctest"
 )
 
 func launchEval(t *testing.T) *EvalSandbox {
@@ -38,55 +42,8 @@ func launchEval(t *testing.T) *EvalSandbox {
 	return s
 }
 
-func execEval(t *testing.T, s Sandbox, code string, timeout time.Duration, onOutput func(notebook.Output)) Result {
-	t.Helper()
-	res, err := s.Execute(context.Background(), Request{Code: code, Timeout: timeout, OnOutput: onOutput})
-	if err != nil {
-		t.Fatalf("Execute(%q): %v", code, err)
-	}
-	return res
-}
-
-// outputText renders outputs as one string for assertions: streams as their
-// text, results as their text/plain, errors as "ename: evalue".
-func outputText(outs []notebook.Output) string {
-	var b strings.Builder
-	for _, o := range outs {
-		switch o.OutputType {
-		case notebook.Stream:
-			b.WriteString(o.Text)
-		case notebook.ExecuteResult, notebook.DisplayData:
-			if v, ok := o.Data["text/plain"]; ok {
-				b.WriteString(jsonString(v))
-				b.WriteString("\n")
-			}
-		case notebook.Error:
-			b.WriteString(o.EName + ": " + o.EValue + "\n")
-		}
-	}
-	return b.String()
-}
-
-func processAlive(pid int) bool {
-	// A zombie still answers signal 0, so look at its state too.
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(data))
-	return len(f) > 2 && f[2] != "Z"
-}
-
-func jsonString(v json.RawMessage) string {
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return string(v)
-	}
-	return s
-}
+// processAlive reports whether pid runs (a zombie counts as gone).
+func processAlive(pid int) bool { return proctest.Alive(pid) }
 
 func TestEvalStateResultAndErrors(t *testing.T) {
 	t.Parallel()
