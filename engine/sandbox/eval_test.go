@@ -24,24 +24,6 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/proctest"
 )
 
-func launchEval(t *testing.T) *EvalSandbox {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := LaunchEval(ctx, EvalOptions{})
-	if err != nil {
-		t.Fatalf("LaunchEval: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Terminate(ctx); err != nil {
-			t.Errorf("Terminate: %v", err)
-		}
-	})
-	return s
-}
-
 // processAlive reports whether pid runs (a zombie counts as gone).
 func processAlive(pid int) bool { return proctest.Alive(pid) }
 

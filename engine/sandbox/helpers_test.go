@@ -10,6 +10,27 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
+func launchEval(t *testing.T) *EvalSandbox {
+	t.Helper()
+	if evalUnsupported != nil {
+		t.Skip(evalUnsupported) // Windows: the sentence says why
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := LaunchEval(ctx, EvalOptions{})
+	if err != nil {
+		t.Fatalf("LaunchEval: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Terminate(ctx); err != nil {
+			t.Errorf("Terminate: %v", err)
+		}
+	})
+	return s
+}
+
 func execEval(t *testing.T, s Sandbox, code string, timeout time.Duration, onOutput func(notebook.Output)) Result {
 	t.Helper()
 	res, err := s.Execute(context.Background(), Request{Code: code, Timeout: timeout, OnOutput: onOutput})
