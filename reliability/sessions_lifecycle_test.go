@@ -157,16 +157,30 @@ func TestResumeAfterDroppedConnection(t *testing.T) {
 		}
 	}
 
-	// Resume.
-	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.Endpoint, nil)
-	get.Header.Set("Accept", "text/event-stream")
-	get.Header.Set("Authorization", "Bearer "+p.Token)
-	get.Header.Set("Mcp-Session-Id", r.session)
-	get.Header.Set("Mcp-Protocol-Version", harness.ProtocolVersion)
-	get.Header.Set("Last-Event-ID", prime.id)
-	gresp, err := (&http.Client{Transport: tr}).Do(get)
-	if err != nil {
-		t.Fatal(err)
+	// Resume. Until the server has seen the drop, the stream is still
+	// attached to the dropped request and a resume answers 409 Conflict:
+	// a client tries again.
+	var gresp *http.Response
+	for {
+		get, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.Endpoint, nil)
+		get.Header.Set("Accept", "text/event-stream")
+		get.Header.Set("Authorization", "Bearer "+p.Token)
+		get.Header.Set("Mcp-Session-Id", r.session)
+		get.Header.Set("Mcp-Protocol-Version", harness.ProtocolVersion)
+		get.Header.Set("Last-Event-ID", prime.id)
+		gresp, err = (&http.Client{Transport: tr}).Do(get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gresp.StatusCode != http.StatusConflict {
+			break
+		}
+		gresp.Body.Close()
+		select {
+		case <-ctx.Done():
+			t.Fatal("the stream stayed attached to the dropped request")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	defer gresp.Body.Close()
 	if gresp.StatusCode != http.StatusOK {
