@@ -80,8 +80,9 @@ func goneMessage(t *testing.T, code int, body string) string {
 // session its client ended gets the SDK's plain 404 (nothing to explain).
 func TestSessionCapSaysWhySessionsAreGone(t *testing.T) {
 	t.Parallel()
-	srv, _, web := capFront(t, 4, 200*time.Millisecond)
-	idle := openSession(t, web.URL)
+	// The idle timeout is long enough that the session ended by its client
+	// is deleted before it could expire, even on a loaded machine.
+	srv, _, web := capFront(t, 4, 2*time.Second)
 	ended := openSession(t, web.URL)
 	req, _ := http.NewRequest(http.MethodDelete, web.URL, nil)
 	req.Header.Set("Mcp-Session-Id", ended)
@@ -89,6 +90,7 @@ func TestSessionCapSaysWhySessionsAreGone(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE: %v %v", resp, err)
 	}
+	idle := openSession(t, web.URL)
 	// Wait for the idle timer to close the session: no request may reach
 	// it meanwhile (each one restarts the timer).
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -119,7 +121,7 @@ func TestSessionCapSaysWhySessionsAreGone(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, want := range []string{"session expired", "sent no request for 200ms", "--session-timeout", "Initialize a new session"} {
+	for _, want := range []string{"session expired", "sent no request for 2s", "--session-timeout", "Initialize a new session"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("idle expiry message %q does not say %q", msg, want)
 		}
