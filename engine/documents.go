@@ -425,9 +425,11 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 		// The lock read back before the save was not ours (on an
 		// asynchronous contents manager two renames can both succeed;
 		// or a waiter took us for stalled): nothing was saved, so the
-		// change can start over.
+		// change can start over. So can one whose lock had not been
+		// refreshed for long (savelock.go): a fresh lock is young.
 		var lost *SaveLockLostError
-		if errors.As(err, &lost) && attempt < 5 && ctx.Err() == nil {
+		var stale *SaveLockStaleError
+		if (errors.As(err, &lost) || errors.As(err, &stale)) && attempt < 5 && ctx.Err() == nil {
 			continue
 		}
 		return err

@@ -227,6 +227,7 @@ func TestJupyter(t *testing.T) {
 	run("ExternalEdit", testExternalEdit)
 	run("ConcurrentInserts", testConcurrentInserts)
 	run("SaveLock", testSaveLock)
+	run("SaveLockRefreshRetries", testSaveLockRefreshRetries)
 	run("ListFiles", testListFiles)
 	run("ListKernels", testListKernels)
 	run("ConnectJupyter", testConnectJupyter)

@@ -37,7 +37,10 @@ import (
 //     same lock content for the TTL (10 s) of its own clock (no clock is
 //     compared across machines) moves it aside and takes the lock. A live
 //     holder rewrites its lock every 2.5 s while it holds it, so it
-//     is never taken as stale.
+//     is never taken as stale. A rewrite that fails (a timeout, a 5xx) is
+//     tried again on the next tick; a holder whose lock was last rewritten
+//     half a TTL ago or more does not save (it could be taken over during
+//     the save) but starts over with a fresh lock.
 //
 // The rename is exclusive on jupyter_server's synchronous file manager (the
 // default of jupyter_server 1.x): the existence check and the move run in
@@ -116,6 +119,31 @@ func (e *SaveLockLostError) Error() string {
 // CallerCanFix: nothing was saved; the caller can read and retry.
 func (*SaveLockLostError) CallerCanFix() bool { return true }
 
+// SaveLockStaleError says that the save lock was still ours when we were
+// about to save, but had not been rewritten for so long (the Jupyter server
+// failed our refreshes) that another process could take it over as stale
+// before the save ends: the change was not saved.
+type SaveLockStaleError struct {
+	Notebook, Path string
+	LockPath       string
+	Age            time.Duration // since our last successful write of the lock
+	Err            error         // why the last refresh failed, if one did
+}
+
+func (e *SaveLockStaleError) Error() string {
+	why := ""
+	if e.Err != nil {
+		why = fmt.Sprintf(" (refreshing it failed: %v)", e.Err)
+	}
+	return fmt.Sprintf("notebook %q (%s) was not saved: its save lock was last refreshed %s ago%s, so another process could take it over during the save",
+		e.Notebook, e.Path, e.Age.Round(100*time.Millisecond), why)
+}
+
+func (e *SaveLockStaleError) Unwrap() error { return e.Err }
+
+// CallerCanFix: the Jupyter server is failing, not the call.
+func (*SaveLockStaleError) CallerCanFix() bool { return false }
+
 func orUnknown(s string) string {
 	if s == "" {
 		return "another process"
@@ -162,9 +190,13 @@ type saveLock struct {
 	path   string
 	token  string
 
-	mu   sync.Mutex
-	seq  int
-	lost error // set when a refresh found the lock gone or not ours
+	ttl time.Duration
+
+	mu         sync.Mutex
+	seq        int
+	lost       error     // set when a refresh found the lock gone or not ours
+	fresh      time.Time // when our last successful write of the lock was sent
+	refreshErr error     // why the last refresh failed; nil once one succeeds
 
 	stop chan struct{}
 	done chan struct{}
@@ -224,11 +256,12 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 		backoff   = 4 * time.Millisecond
 	)
 	for {
+		// Nobody can take the lock as stale sooner than a TTL after its
+		// content appears, which is after this instant.
+		sent := time.Now()
 		_, err := d.client.Rename(context.WithoutCancel(ctx), tmp, names.lock)
 		if err == nil {
-			l := &saveLock{client: d.client, path: names.lock, token: token, stop: make(chan struct{}), done: make(chan struct{})}
-			go l.refresh(e, times.ttl/4, content)
-			return l, nil
+			return e.holdSaveLock(d.client, names.lock, token, times.ttl, sent, content), nil
 		}
 		if !isConflict(err) {
 			dropTmp()
@@ -311,29 +344,55 @@ func isConflict(err error) bool {
 	return errors.As(err, &ae) && ae.Status == http.StatusConflict
 }
 
+// holdSaveLock starts holding a lock file that holds our token, written
+// (or renamed into place) by a request sent at sent, and its refresher.
+func (e *Engine) holdSaveLock(client *jupyter.Client, lockPath, token string, ttl time.Duration, sent time.Time, content func(int) string) *saveLock {
+	l := &saveLock{client: client, path: lockPath, token: token, ttl: ttl, fresh: sent,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go l.refresh(e, ttl/4, content)
+	return l
+}
+
 // refresh rewrites the lock every so often while it is held, so that a
 // long save is never taken for a crashed one. It first reads the lock back:
-// a lock that is no longer ours is left alone (and we know we lost it).
+// a lock that is no longer ours is left alone (and we know we lost it). A
+// failed read or write (a timeout, a 5xx, a dropped connection) is tried
+// again on the next tick: giving up would let the lock go stale under a
+// save that is still running.
 func (l *saveLock) refresh(e *Engine, every time.Duration, content func(int) string) {
 	defer close(l.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	failed := func(what string, err error) {
+		l.mu.Lock()
+		l.refreshErr = err
+		l.mu.Unlock()
+		e.log.Warn(what+" a save lock; trying again", "path", l.path, "err", err)
+	}
 	for {
 		select {
 		case <-l.stop:
 			return
 		case <-t.C:
 		}
-		if _, err := l.check(context.Background()); err != nil {
+		if _, err := l.check(context.Background()); errors.Is(err, errNotOurs) {
 			return
+		} else if err != nil {
+			failed("reading back", err)
+			continue
 		}
 		l.mu.Lock()
 		l.seq++
 		seq := l.seq
 		l.mu.Unlock()
+		sent := time.Now()
 		if _, err := l.client.SaveText(context.Background(), l.path, content(seq)); err != nil {
-			e.log.Warn("refreshing a save lock", "path", l.path, "err", err)
+			failed("refreshing", err)
+			continue
 		}
+		l.mu.Lock()
+		l.fresh, l.refreshErr = sent, nil
+		l.mu.Unlock()
 	}
 }
 
@@ -362,7 +421,11 @@ func (l *saveLock) check(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// verify reads the lock back before a save: it must still hold our token.
+// verify reads the lock back before a save: it must still hold our token,
+// and have been rewritten less than half a TTL ago. The token alone says
+// nobody took the lock over before now; the age says nobody can during a
+// save of up to half a TTL (others take it no sooner than a TTL after our
+// last write). Refreshes keep it young while the server answers them.
 func (l *saveLock) verify(ctx context.Context, d *document) error {
 	holder, err := l.check(ctx)
 	switch {
@@ -370,6 +433,12 @@ func (l *saveLock) verify(ctx context.Context, d *document) error {
 		return &SaveLockLostError{Notebook: d.name, Path: d.path, Holder: holder}
 	case err != nil:
 		return &SaveLockError{Notebook: d.name, Path: d.path, LockPath: l.path, Err: err}
+	}
+	l.mu.Lock()
+	age, rerr := time.Since(l.fresh), l.refreshErr
+	l.mu.Unlock()
+	if age >= l.ttl/2 {
+		return &SaveLockStaleError{Notebook: d.name, Path: d.path, LockPath: l.path, Age: age, Err: rerr}
 	}
 	return nil
 }
