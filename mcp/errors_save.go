@@ -14,7 +14,9 @@ func init() { wordings = append(wordings, wordSaveErrors) }
 // agent: the change was not saved, and what to do about it. (A Jupyter
 // failure while taking the lock is a server error, said as such by
 // errorResult with the engine's text: "... was not saved: taking its save
-// lock failed: ...".)
+// lock failed: ...". So is a lock whose refreshes the server failed for
+// half its TTL: SaveLockStaleError, "... was not saved: its save lock was
+// last refreshed ...".)
 func wordSaveErrors(tool string, err error) (string, bool) {
 	var busy *engine.SaveLockError
 	if errors.As(err, &busy) && busy.Err == nil {

@@ -47,4 +47,11 @@ func TestSaveErrorText(t *testing.T) {
 	if text := textOf(failed); !failed.IsError || !strings.Contains(text, "was not saved") || !strings.HasPrefix(text, "Server error") {
 		t.Errorf("Jupyter failure: %q", text)
 	}
+	// A lock the Jupyter server did not let us refresh: a server error
+	// too, saying nothing was saved and why.
+	stale := errorResult("insert_cell", &engine.SaveLockStaleError{Notebook: "nb", Path: "a.ipynb", Age: 6 * time.Second, Err: errors.New("answered 503")})
+	if text := textOf(stale); !stale.IsError || !strings.HasPrefix(text, "Server error") || !strings.Contains(text, "was not saved") ||
+		!strings.Contains(text, "last refreshed 6s ago") || !strings.Contains(text, "answered 503") {
+		t.Errorf("unrefreshed lock: %q", text)
+	}
 }
