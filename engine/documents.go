@@ -278,11 +278,11 @@ func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) (Unuse
 // unuse is UnuseNotebook; tell leaves the other sessions a notice.
 func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 	e.useMu.Lock()
-	defer e.useMu.Unlock()
 	e.mu.Lock()
 	d, err := e.lookupLocked(session, name)
 	if err != nil {
 		e.mu.Unlock()
+		e.useMu.Unlock()
 		return Unused{}, err
 	}
 	delete(e.docs, d.name)
@@ -292,6 +292,10 @@ func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 	}
 	others := e.dropCurrentLocked(d.name, d.path, session, cause, "")
 	e.mu.Unlock()
+	e.useMu.Unlock()
+	// The kernel's shutdown may take a while: other sessions' use_notebook
+	// need not wait for it (a use of this very kernel waits in
+	// acquireKernel).
 	shut := e.releaseKernel(d.kernel)
 	e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Session: session,

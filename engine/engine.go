@@ -119,6 +119,14 @@ type Engine struct {
 	sessions map[string]*sessionState
 	lastUsed string
 	started  map[string]bool
+	// retiring holds the kernels whose channel is being retired (see
+	// kernel_release.go): a new channel to one waits until it is done.
+	retiring map[string]chan struct{}
+	// retireHook, when set (tests, under mu), runs as a retirement has
+	// decided to shut its kernel down; retireWaits counts the waits for a
+	// retirement (kernel_release.go).
+	retireHook  func(kernelID string)
+	retireWaits atomic.Int64
 
 	saveLockTimes saveLockTimes // savelock.go; zero: the defaults
 
@@ -172,6 +180,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 
 		sessions: map[string]*sessionState{},
 		started:  map[string]bool{},
+		retiring: map[string]chan struct{}{},
 	}
 	e.calls = newCallRegistry(bus)
 	e.calls.jupyterURL = e.JupyterURL

@@ -25,23 +25,40 @@ type kernelEntry struct {
 	kept  bool // opened by execute_code(kernel_id): kept until the engine closes
 
 	execs map[*execution]struct{} // runs in flight on the kernel
+
+	// retired is closed when the channel, dropped from the registry, has
+	// been retired (kernel_release.go); nil otherwise.
+	retired chan struct{}
 }
 
 // attachKernel picks the kernel for a notebook being used and opens (or
 // shares) its channel.
 func (e *Engine) attachKernel(ctx context.Context, client *jupyter.Client, p, kernelID string, nb *notebook.Notebook) (*kernelEntry, error) {
-	sessions, err := client.ListSessions(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var existing *jupyter.Session
-	started := false // a kernel this call starts, ours to stop
-	for i := range sessions {
-		if sp, _ := cleanPath(sessions[i].Path); sp == p {
-			existing = &sessions[i]
+	for {
+		sessions, err := client.ListSessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		existing = nil
+		for i := range sessions {
+			if sp, _ := cleanPath(sessions[i].Path); sp == p {
+				existing = &sessions[i]
+				break
+			}
+		}
+		if existing == nil || kernelID != "" {
+			break
+		}
+		// The path's kernel may be shutting down as its last user let go
+		// of it: once that is settled, the sessions say whether it stays.
+		if waited, err := e.waitRetired(ctx, existing.Kernel.ID); err != nil {
+			return nil, err
+		} else if !waited {
 			break
 		}
 	}
+	started := false // a kernel this call starts, ours to stop
 	switch {
 	case kernelID != "":
 		if _, err := client.GetKernel(ctx, kernelID); err != nil {
@@ -119,13 +136,22 @@ func (e *Engine) acquireKernel(ctx context.Context, client *jupyter.Client, id s
 			k.users++
 		}
 	}
-	e.mu.Lock()
-	if k := e.kernels[id]; k != nil {
-		take(k)
+	for {
+		e.mu.Lock()
+		if k := e.kernels[id]; k != nil {
+			take(k)
+			e.mu.Unlock()
+			return k, nil
+		}
 		e.mu.Unlock()
-		return k, nil
+		// A channel being retired may shut its kernel down: wait for it,
+		// then look again (the kernel may be gone, or used again).
+		if waited, err := e.waitRetired(ctx, id); err != nil {
+			return nil, err
+		} else if !waited {
+			break
+		}
 	}
-	e.mu.Unlock()
 
 	conn, err := client.ConnectKernel(ctx, id)
 	if err != nil {
@@ -173,6 +199,10 @@ func (e *Engine) unusedLocked(k *kernelEntry) bool {
 	}
 	if e.kernels[k.id] == k {
 		delete(e.kernels, k.id)
+		// Until it is retired, a new channel to the kernel waits: the
+		// kernel may be about to shut down (acquireKernel).
+		k.retired = make(chan struct{})
+		e.retiring[k.id] = k.retired
 	}
 	return true
 }

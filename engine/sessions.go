@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
@@ -191,7 +192,12 @@ type KernelFate struct {
 	Attached bool
 	// Kept: this server started it, and --keep-kernels keeps it.
 	Kept bool
-	Err  error // the shutdown failed
+	// InUse: this server started it, but another client (JupyterLab,
+	// another server) is connected to it, so it is left running.
+	InUse bool
+	Err   error // the shutdown failed
+
+	gone bool // the server no longer knew the kernel
 }
 
 // ConnectJupyter switches to another Jupyter server, checking it first; on
@@ -246,32 +252,33 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	e.lastUsed = ""
 	e.mu.Unlock()
 
-	for _, k := range kernels {
-		k.conn.Close()
-	}
-	// The kernels this process started go with their notebooks; the old
-	// server may be gone, so each try is bounded.
-	fates := map[string]KernelFate{}
+	// Every channel closes (runs still going on the old server end with
+	// what they had collected), and the kernels this process started go
+	// with them, as a release would take them (kernel_release.go): not one
+	// another client is connected to. The old server may be gone, so the
+	// tries are bounded, and made at once.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
-	for i := range sw.Closed {
-		c := &sw.Closed[i]
-		if f, done := fates[c.KernelID]; done {
-			c.Kernel = f
-			continue
-		}
-		f := KernelFate{Attached: !started[c.KernelID]}
-		f.Kept = !f.Attached && e.cfg.KeepKernels
-		if !f.Attached && !f.Kept {
-			if err := old.ShutdownKernel(sctx, c.KernelID); err != nil && !jupyter.IsNotFound(err) {
-				f.Err = err
-				e.log.Warn("shutting down a kernel of the previous Jupyter server", "kernel", c.KernelID, "err", err)
-			} else {
+	fates := map[string]KernelFate{}
+	var fmu sync.Mutex
+	var wg sync.WaitGroup
+	for id, k := range kernels {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := e.retire(sctx, k, started[id])
+			if f.gone {
 				f.ShutDown = true
 			}
-		}
-		fates[c.KernelID] = f
-		c.Kernel = f
+			fmu.Lock()
+			fates[id] = f
+			fmu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for i := range sw.Closed {
+		c := &sw.Closed[i]
+		c.Kernel = fates[c.KernelID]
 	}
 	old.CloseIdleConnections()
 	for _, c := range sw.Closed {

@@ -73,6 +73,8 @@ func kernelFate(f engine.KernelFate) string {
 		return "left running (it was already running when the notebook was opened on it, so it is not this server's to stop)"
 	case f.Kept:
 		return "left running (--keep-kernels)"
+	case f.InUse:
+		return "left running (another client is connected to it)"
 	}
 	return fmt.Sprintf("left running: shutting it down failed (%s)", redact(f.Err.Error()))
 }

@@ -227,6 +227,14 @@ func (k *KernelConn) SendInputReply(parent Header, value string) error {
 	return k.send(conn, "stdin", k.newHeader("input_reply"), parent, content)
 }
 
+// Connected reports whether the channel's socket is open now: not closed,
+// and not dropped (or redialling).
+func (k *KernelConn) Connected() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return !k.closed && k.conn != nil
+}
+
 // Close closes the websocket and fails every pending run with
 // ErrDisconnected.
 func (k *KernelConn) Close() error {
