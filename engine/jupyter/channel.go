@@ -316,8 +316,9 @@ func (k *KernelConn) readLoop(conn *websocket.Conn) {
 }
 
 // lost handles a dead socket: it fails pending runs with ErrDisconnected
-// and tries to reconnect for reconnectWindow. It returns the new connection
-
+// and tries to reconnect for reconnectWindow. It returns the new connection,
+// or nil when the channel was closed, the kernel is gone, or reconnecting
+// gave up.
 func (k *KernelConn) lost(old *websocket.Conn) *websocket.Conn {
 	k.mu.Lock()
 	if k.closed || k.conn != old {
