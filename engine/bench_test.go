@@ -10,18 +10,26 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
+// benchEngine starts a Jupyter server, a kernel on it and an engine on it
+// for a benchmark; the engine is closed when the benchmark ends.
+func benchEngine(b *testing.B) (*jupytertest.Server, *jupyter.Kernel, *Engine) {
+	b.Helper()
+	srv := jupytertest.Start(b)
+	k := srv.StartKernel(b)
+	e, err := New(context.Background(), Config{JupyterURL: srv.URL, JupyterToken: srv.Token})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	return srv, k, e
+}
+
 // BenchmarkRoundTrip compares execute_code("1+1") through the engine with
 // the same request on a bare kernel channel: the difference is the engine's
 // overhead (target: under a millisecond).
 func BenchmarkRoundTrip(b *testing.B) {
-	srv := jupytertest.Start(b)
-	k := srv.StartKernel(b)
+	srv, k, e := benchEngine(b)
 	ctx := context.Background()
-	e, err := New(ctx, Config{JupyterURL: srv.URL, JupyterToken: srv.Token})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
 	b.Run("raw", func(b *testing.B) {
 		conn := jupytertest.Connect(b, srv.Client(), k.ID)
 		for b.Loop() {

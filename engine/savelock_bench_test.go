@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -17,14 +16,8 @@ import (
 // from 8 parallel readers (each read checks the file's last_modified,
 // coalesced). It reports the p50 and p90 of the calls as ms/p50 and ms/p90.
 func BenchmarkInsertCell(b *testing.B) {
-	srv := jupytertest.Start(b)
-	k := srv.StartKernel(b)
+	srv, k, e := benchEngine(b)
 	ctx := context.Background()
-	e, err := New(ctx, Config{JupyterURL: srv.URL, JupyterToken: srv.Token})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
 	dir := srv.Subdir(b)
 	for _, size := range []int{10, 500} {
 		nb := notebook.New()
