@@ -60,7 +60,8 @@ type NotebookClosed struct {
 // notebook. Guarded by Engine.mu.
 type sessionState struct {
 	client string
-	notice *NotebookClosed // for its next call
+	notice *NotebookClosed         // for its next call
+	notes  map[string]*noticeQueue // notebook notices by path (notices.go)
 }
 
 // sessionStarted registers a session and puts it on the notebook most

@@ -25,6 +25,7 @@ const (
 	metaCache   = "io.modelcontextprotocol/cache"
 	metaCellID  = "io.jupyter-mcp/cell_id"
 	metaCellIDs = "io.jupyter-mcp/cell_ids"
+	metaNotices = "io.jupyter-mcp/notices"
 )
 
 // Shapes name the three output schemas plus the two variants of the message

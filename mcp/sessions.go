@@ -106,6 +106,25 @@ func (s *Server) withNotice(session string, res *sdk.CallToolResult, err error) 
 	res.Content = append(res.Content, &sdk.TextContent{Text: noticeText(n)})
 }
 
+// withNotebookNotices adds what the session has not yet been told about the
+// notebook this result acted on (a person reverted one of its changes, the
+// file was edited outside): one line each in the text, and the same lines
+// in _meta under io.jupyter-mcp/notices for a client that reads them apart.
+func (s *Server) withNotebookNotices(c *call, res *sdk.CallToolResult) {
+	if c.notebook == "" || res == nil {
+		return
+	}
+	lines := s.e.TakeNotebookNotices(c.session, c.notebook)
+	if len(lines) == 0 {
+		return
+	}
+	res.Content = append(res.Content, &sdk.TextContent{Text: "Note: " + strings.Join(lines, "\nNote: ")})
+	if res.Meta == nil {
+		res.Meta = sdk.Meta{}
+	}
+	res.Meta[metaNotices] = lines
+}
+
 // sessionsPhrase is "session 4MVH2K1X (agent-b 1)" or "sessions A, B".
 func sessionsPhrase(refs []engine.SessionRef) string {
 	names := make([]string, len(refs))

@@ -1,0 +1,93 @@
+package engine
+
+import "strconv"
+
+// Notebook notices: one-line facts an agent is told on its next result on a
+// notebook, because something it relies on changed without a call of its
+// own (a person reverted one of its changes at the workbench; the file was
+// edited outside, in JupyterLab, an editor or by git). They are kept per
+// session and notebook path until that session's next result on that
+// notebook takes them. A session that never looks at the notebook again
+// keeps at most maxNotices of them; older ones are counted, not kept.
+
+// maxNotices bounds the notices kept for one session on one notebook.
+const maxNotices = 20
+
+// noticeQueue is what one session has not yet been told about one notebook.
+type noticeQueue struct {
+	lines   []string
+	dropped int
+}
+
+func (q *noticeQueue) add(text string) {
+	if len(q.lines) == maxNotices {
+		q.lines = append(q.lines[:0], q.lines[1:]...)
+		q.dropped++
+	}
+	q.lines = append(q.lines, text)
+}
+
+// Notify queues text for the next result on the notebook at path: for
+// session alone when it is not "", else for every session the engine knows.
+func (e *Engine) Notify(session, path, text string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if session != "" {
+		e.sessionLocked(session).queue(path).add(text)
+		return
+	}
+	for _, st := range e.sessions {
+		st.queue(path).add(text)
+	}
+}
+
+// queue returns the session's notices for the notebook at path, made on
+// first use. Called under Engine.mu.
+func (st *sessionState) queue(path string) *noticeQueue {
+	if st.notes == nil {
+		st.notes = map[string]*noticeQueue{}
+	}
+	q := st.notes[path]
+	if q == nil {
+		q = &noticeQueue{}
+		st.notes[path] = q
+	}
+	return q
+}
+
+// TakeNotebookNotices returns, once, what session has not yet been told
+// about notebook name (its name in use; "" is the session's current
+// notebook), oldest first. When some were dropped for space, the first line
+// says how many.
+func (e *Engine) TakeNotebookNotices(session, name string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.sessions[session]
+	if st == nil || len(st.notes) == 0 {
+		return nil
+	}
+	if name == "" {
+		name = e.current[session]
+	}
+	d := e.docs[name]
+	if d == nil {
+		return nil
+	}
+	q := st.notes[d.path]
+	if q == nil {
+		return nil
+	}
+	delete(st.notes, d.path)
+	lines := q.lines
+	if q.dropped > 0 {
+		lines = append([]string{pluralNotices(q.dropped)}, lines...)
+	}
+	return lines
+}
+
+func pluralNotices(n int) string {
+	if n == 1 {
+		return "(1 earlier notice about this notebook was dropped)"
+	}
+	return "(" + strconv.Itoa(n) + " earlier notices about this notebook were dropped)"
+}
