@@ -185,11 +185,22 @@ func runReplay(args []string) int {
 }
 
 // startRecorder writes every event to path as JSON lines, secrets redacted.
-func startRecorder(eng *engine.Engine, path string, secrets []string) (func(), error) {
+// The function it returns writes what is still buffered, syncs the file and
+// closes it; serve calls it once the MCP transport has stopped (so the last
+// call's result is in), whichever way the run ended.
+func startRecorder(eng *engine.Engine, path string, secrets []string, logger *slog.Logger) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the record file: %w", err)
 	}
 	rec := observe.NewRecorder(f, eng, secrets)
-	return func() { rec.Close(); f.Close() }, nil
+	return func() {
+		err := rec.Close()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			logger.Error("the recording may be incomplete", "file", path, "err", err)
+		}
+	}, nil
 }

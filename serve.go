@@ -152,7 +152,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		secrets = append(secrets, token)
 	}
 	if path := cfg.Record; path != "" {
-		stopRec, err := startRecorder(eng, path, secrets)
+		stopRec, err := startRecorder(eng, path, secrets, logger)
 		if err != nil {
 			return err
 		}
@@ -171,7 +171,12 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 				defer stopFeed()
 			}
 		}
-		return srv.RunStdio(ctx)
+		// A signal ending the session (ctx done) is a clean end, like the
+		// host closing stdin: exit 0 once everything is shut down.
+		if err := srv.RunStdio(ctx); err != nil && ctx.Err() == nil {
+			return err
+		}
+		return nil
 	default:
 		info.Mode = "streamable-http"
 		handler, err := httpHandler(cfg, srv, token, logger)

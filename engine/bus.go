@@ -139,9 +139,12 @@ type Subscription struct {
 	pending uint64 // lost since the last EvMissed was delivered
 
 	signal    chan struct{} // something was pushed (capacity 1)
-	done      chan struct{} // closed by Close
+	done      chan struct{} // closed by Close and Drain
 	finished  chan struct{} // closed when deliver has closed c
 	closeOnce sync.Once
+	// drain is set by Drain before done is closed: deliver then hands
+	// over what the ring still holds before closing c.
+	drain atomic.Bool
 }
 
 // push adds ev to the ring, dropping the oldest event when it is full.
@@ -192,6 +195,7 @@ func (s *Subscription) deliver() {
 			// The first event after a quiet spell: let the rest of the
 			// burst gather, then hand it all over in one go.
 			if !s.sleep(s.window) {
+				s.flush(nil)
 				return
 			}
 		}
@@ -202,13 +206,35 @@ func (s *Subscription) deliver() {
 			case <-s.signal:
 				continue
 			case <-s.done:
+				s.flush(nil)
 				return
 			}
 		}
 		quiet = false
 		if !s.send(ev) {
+			s.flush(&ev)
 			return
 		}
+	}
+}
+
+// flush hands the reader, after a Drain, the event whose sending Drain
+// interrupted (if any) and every event still in the ring, waiting for the
+// reader as long as it takes. After a Close it does nothing: those events
+// are dropped.
+func (s *Subscription) flush(unsent *Event) {
+	if !s.drain.Load() {
+		return
+	}
+	if unsent != nil {
+		s.c <- *unsent
+	}
+	for {
+		ev, ok := s.next()
+		if !ok {
+			return
+		}
+		s.c <- ev
 	}
 }
 
@@ -269,9 +295,25 @@ func (s *Subscription) Missed() uint64 {
 
 // Close unsubscribes and closes C. It may be called more than once and
 // from any goroutine, including the one reading C; when it returns, C is
-// closed.
+// closed. Events still buffered are dropped (see Drain).
 func (s *Subscription) Close() {
+	s.end(false)
+}
+
+// Drain unsubscribes, delivers every event published before it was called
+// that C has not yet handed over, then closes C: what a recorder wants when
+// the process ends, where Close would drop the last batch. Someone must keep
+// reading C until it is closed, so unlike Close it must not be called from
+// the goroutine reading C. When it returns, C is closed.
+func (s *Subscription) Drain() {
+	s.end(true)
+}
+
+func (s *Subscription) end(drain bool) {
 	s.closeOnce.Do(func() {
+		if drain {
+			s.drain.Store(true)
+		}
 		s.bus.mu.Lock()
 		delete(s.bus.subs, s)
 		s.bus.countLocked()

@@ -231,3 +231,54 @@ func TestBusSubscribeToFiltersAndDoesNotCount(t *testing.T) {
 		t.Error("HasSubscribers true after the only subscription to every event closed")
 	}
 }
+
+// Drain hands over what a batched subscription still holds (the window
+// would otherwise have held it back past the end), in order, including an
+// event the reader had not yet taken, and a loss report; Close drops it.
+func TestBusDrainDeliversWhatCloseDrops(t *testing.T) {
+	t.Parallel()
+	for _, drain := range []bool{true, false} {
+		b := NewBus()
+		// An hour-long window: nothing is handed over before the end.
+		s := b.SubscribeBatched(4, time.Hour)
+		for i := 0; i < 6; i++ { // two more than the ring holds
+			b.Publish(Event{Type: EvKernelStatus, Kernel: &KernelEvent{ID: "k", State: fmt.Sprint(i)}})
+		}
+		got := make(chan []Event)
+		go func() {
+			var evs []Event
+			for ev := range s.C() {
+				evs = append(evs, ev)
+			}
+			got <- evs
+		}()
+		if drain {
+			s.Drain()
+			s.Drain() // idempotent
+		} else {
+			s.Close()
+		}
+		b.Publish(Event{Type: EvKernelStatus, Kernel: &KernelEvent{ID: "late"}})
+		var evs []Event
+		select {
+		case evs = <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("C was not closed")
+		}
+		var desc []string
+		for _, ev := range evs {
+			if ev.Type == EvMissed {
+				desc = append(desc, fmt.Sprintf("missed %d", ev.Missed))
+			} else {
+				desc = append(desc, ev.Kernel.State)
+			}
+		}
+		want := "[missed 2 2 3 4 5]"
+		if !drain {
+			want = "[]"
+		}
+		if fmt.Sprint(desc) != want {
+			t.Errorf("drain=%v: got %v, want %v", drain, desc, want)
+		}
+	}
+}

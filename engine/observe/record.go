@@ -23,6 +23,7 @@ const redacted = "[redacted]"
 // URLs), so a recording can be shared.
 type Recorder struct {
 	mu      sync.Mutex
+	out     io.Writer // what w writes to; synced on Close when it can be
 	w       *bufio.Writer
 	secrets [][]byte // each as it appears inside a JSON string
 	err     error
@@ -40,7 +41,10 @@ func NewRecorder(w io.Writer, e *engine.Engine, secrets []string) *Recorder {
 func NewBusRecorder(w io.Writer, bus *engine.Bus, secrets []string) *Recorder {
 	r := NewRecordWriter(w, secrets)
 	sub := bus.SubscribeBatched(subscriptionBuffer, observerBatchWindow)
-	r.stop, r.done = sub.Close, make(chan struct{})
+	// Drain, not Close: the events of the last batch window (the last
+	// call's result, when the host closes stdin right after reading it)
+	// belong in the recording too.
+	r.stop, r.done = sub.Drain, make(chan struct{})
 	go func() {
 		defer close(r.done)
 		r.follow(sub.C())
@@ -52,7 +56,7 @@ func NewBusRecorder(w io.Writer, bus *engine.Bus, secrets []string) *Recorder {
 // its Write (it follows no bus). Secrets shorter than four bytes are ignored: redacting them would garble
 // the recording.
 func NewRecordWriter(w io.Writer, secrets []string) *Recorder {
-	r := &Recorder{w: bufio.NewWriter(w)}
+	r := &Recorder{out: w, w: bufio.NewWriter(w)}
 	for _, s := range secrets {
 		if len(s) < 4 {
 			continue
@@ -95,7 +99,9 @@ func (r *Recorder) follow(events <-chan engine.Event) {
 	}
 }
 
-// Close stops recording and returns the first write error, if any.
+// Close stops recording after writing every event published before it was
+// called, syncs the file to disk when w is one (anything with Sync), and
+// returns the first error, if any. It does not close w.
 func (r *Recorder) Close() error {
 	if r.stop != nil {
 		r.stop()
@@ -103,6 +109,12 @@ func (r *Recorder) Close() error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = r.w.Flush()
+	}
+	if s, ok := r.out.(interface{ Sync() error }); ok && r.err == nil {
+		r.err = s.Sync()
+	}
 	return r.err
 }
 
