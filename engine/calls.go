@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -23,6 +24,23 @@ type CallStart struct {
 	Tool        string
 	Args        json.RawMessage
 	Destructive bool
+	// Ask, when set, asks the person at the calling client to allow the
+	// call. It is used when the call needs approval and no workbench is
+	// attached; without it such a call is refused at once.
+	Ask AskClient
+}
+
+// AskClient asks the person using the calling client, through that client
+// (MCP elicitation), whether a call held for approval may run. mcp makes one
+// per call when the client can be asked. It returns when the person
+// answered, or with an error when ctx ended or the client failed.
+type AskClient func(ctx context.Context) (ClientAnswer, error)
+
+// ClientAnswer is what the person using the client answered.
+type ClientAnswer struct {
+	Allow     bool
+	Dismissed bool   // closed the request without choosing
+	Reason    string // their words, when they gave any
 }
 
 // CallOutcome describes how a call ended. It is published as EvCallFinished.
@@ -51,6 +69,14 @@ var errCancelledInWorkbench = &UserError{Msg: "the call was cancelled in the wor
 // errNoWorkbench refuses a call that needs approval when no one can give it.
 var errNoWorkbench = &UserError{Msg: "this call needs approval in the workbench, and no workbench is attached; start with --approve off or attach one"}
 
+// errNoApprover refuses a call that needs approval when no workbench is
+// attached and the calling client cannot be asked either.
+var errNoApprover = &UserError{Msg: errNoWorkbench.Msg + " (this MCP client does not support elicitation, so its user cannot be asked instead)"}
+
+// maxReasonBytes bounds the reason a person gives with a denial, which goes
+// into the agent's result and the workbench.
+const maxReasonBytes = 500
+
 // callRegistry tracks running and held calls, pause and approval state.
 type callRegistry struct {
 	bus *Bus
@@ -78,6 +104,9 @@ type call struct {
 	cancel   context.CancelCauseFunc
 	status   CallStatus
 	approval chan decision // set while held for approval
+	ask      AskClient     // asks the person at the client (CallStart.Ask)
+	client   string        // the calling client's name, for the texts
+	asking   bool          // held while the client is asked, not a workbench
 }
 
 // decision settles a call held for approval.
@@ -163,6 +192,10 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 		ctx:    cctx,
 		cancel: cancel,
 		status: CallRunning,
+		ask:    c.Ask,
+	}
+	if c.Ask != nil {
+		cl.client = e.clientOf(c.Session)
 	}
 	r.mu.Lock()
 	if _, dup := r.calls[c.ID]; dup {
@@ -180,7 +213,7 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 	}
 	if err := r.admit(cctx, cl); err != nil {
 		st := CallDenied
-		if !errors.Is(err, errNoWorkbench) && cctx.Err() != nil {
+		if !errors.Is(err, errNoWorkbench) && !errors.Is(err, errNoApprover) && cctx.Err() != nil {
 			st = CallCancelled
 		}
 		finish(CallOutcome{Status: st, Error: err.Error()})
@@ -221,29 +254,48 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 		}
 		return nil
 	}
-	if r.uis == 0 {
+	viaClient := r.uis == 0
+	if viaClient && cl.ask == nil {
 		r.mu.Unlock()
-		return errNoWorkbench
+		return errNoApprover
 	}
 	ch := make(chan decision, 1)
 	cl.approval = ch
 	cl.status = CallHeld
+	cl.asking = viaClient
 	timeout := r.timeout
 	r.mu.Unlock()
-	r.hold(cl, "waiting for approval in the workbench")
+
+	// A workbench that attaches while the client is asked may decide too:
+	// whichever answers first settles the call.
+	var answered <-chan decision
+	if viaClient {
+		r.hold(cl, "waiting for approval from "+cl.person()+", asked through their MCP client")
+		askCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		answered = askThrough(askCtx, cl)
+	} else {
+		r.hold(cl, "waiting for approval in the workbench")
+	}
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var d decision
 	select {
 	case d = <-ch:
+	case d = <-answered:
 	case <-timer.C:
-		d = decision{err: Userf("no one approved this call to %s in the workbench within %s, so it was not run", cl.info.Tool, timeout)}
+		if viaClient {
+			d = decision{err: Userf("%s did not answer the request to approve this call to %s within %s, so it was not run", cl.person(), cl.info.Tool, timeout)}
+		} else {
+			d = decision{err: Userf("no one approved this call to %s in the workbench within %s, so it was not run", cl.info.Tool, timeout)}
+		}
 	case <-ctx.Done():
 		d = decision{err: cancelError(ctx)}
 	}
 	r.mu.Lock()
 	cl.approval = nil
+	cl.asking = false
 	if d.allow {
 		cl.status = CallRunning
 	}
@@ -253,6 +305,50 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	}
 	r.progress(cl, "allowed")
 	return nil
+}
+
+// person names who is asked through the client: "the person using
+// claude-code 1.0".
+func (cl *call) person() string {
+	if cl.client == "" {
+		return "the person using the MCP client"
+	}
+	return "the person using " + cl.client
+}
+
+// askThrough asks the person at the client and delivers the decision on the
+// returned channel, which is buffered so that an answer nobody waits for
+// any more (the workbench decided, the timeout struck) is dropped.
+func askThrough(ctx context.Context, cl *call) <-chan decision {
+	out := make(chan decision, 1)
+	go func() {
+		a, err := cl.ask(ctx)
+		out <- clientDecision(ctx, cl, a, err)
+	}()
+	return out
+}
+
+// clientDecision turns the person's answer through their client into a
+// decision, with the text the agent reads when it is a denial.
+func clientDecision(ctx context.Context, cl *call, a ClientAnswer, err error) decision {
+	switch {
+	case ctx.Err() != nil:
+		return decision{err: cancelError(ctx)}
+	case err != nil:
+		return decision{err: Userf("asking %s to approve this call to %s failed (%v), so it was not run", cl.person(), cl.info.Tool, err)}
+	case a.Allow:
+		return decision{allow: true}
+	case a.Dismissed:
+		return decision{err: Userf("%s dismissed the request to approve this call to %s without allowing it, so it was not run", cl.person(), cl.info.Tool)}
+	}
+	reason := strings.Join(strings.Fields(a.Reason), " ")
+	if len(reason) > maxReasonBytes {
+		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
+	}
+	if reason == "" {
+		return decision{err: Userf("%s declined this call to %s; it was not run", cl.person(), cl.info.Tool)}
+	}
+	return decision{err: Userf("%s declined this call: %s (the call to %s was not run)", cl.person(), reason, cl.info.Tool)}
 }
 
 // cancelError says why a held call's context ended: the workbench's
@@ -420,7 +516,9 @@ func (e *Engine) AttachUI() (detach func()) {
 				return
 			}
 			for _, cl := range r.calls {
-				if cl.approval != nil {
+				// A call whose client is being asked still has someone
+				// to decide it.
+				if cl.approval != nil && !cl.asking {
 					select {
 					case cl.approval <- decision{err: errNoWorkbench}:
 					default:

@@ -101,6 +101,17 @@ func (e *Engine) refLocked(id string) SessionRef {
 	return r
 }
 
+// clientOf is the name the session's client introduced itself with ("" when
+// unknown).
+func (e *Engine) clientOf(session string) string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if st := e.sessions[session]; st != nil {
+		return st.client
+	}
+	return ""
+}
+
 // TakeNotice returns, once, what another session did to this session's
 // current notebook since its last call (nil: nothing).
 func (e *Engine) TakeNotice(session string) *NotebookClosed {

@@ -2,10 +2,12 @@
 # Every interoperability check, one after another, each with its output shown:
 #
 #   1. e2e over stdio, managed Jupyter   (official TypeScript SDK client)
-#   2. e2e over streamable HTTP          (same client, bearer token)
-#   3. inspector-cli tools/list          (MCP Inspector's CLI, same server)
-#   4. conformance suite                 (@modelcontextprotocol/conformance)
-#   5. e2e through a real JupyterHub     (scripts/jupyterhub.sh)
+#   2. steering over stdio               (same client: approval by elicitation,
+#                                         resource subscriptions)
+#   3. e2e over streamable HTTP          (same client, bearer token)
+#   4. inspector-cli tools/list          (MCP Inspector's CLI, same server)
+#   5. conformance suite                 (@modelcontextprotocol/conformance)
+#   6. e2e through a real JupyterHub     (scripts/jupyterhub.sh)
 #
 # A step that fails does not stop the others; the exit code is non-zero if any
 # failed. Set SKIP_BUILD=1 to use an existing bin/jupyter-mcp-server, and
@@ -59,6 +61,7 @@ trap 'rc=$?; if [ -n "${SERVER_PID:-}" ]; then stop_server; fi; exit $rc' EXIT
 trap 'exit 130' INT TERM
 
 step "e2e over stdio (managed Jupyter)" node "$INTEROP_DIR/e2e.mjs" --bin "$JMS_BIN"
+step "steering over stdio (elicitation)" node "$INTEROP_DIR/steering.mjs" --bin "$JMS_BIN"
 
 # One server, with a bearer token, serves both the HTTP e2e and the inspector.
 log "interop: starting the streamable HTTP server"

@@ -113,6 +113,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			Tool:        ctr.Params.Name,
 			Args:        args,
 			Destructive: d != nil && d.destructive,
+			Ask:         s.askClient(ctr.Session, d, c.session, ctr.Params.Name, ctr.Params.Arguments),
 		})
 		if err != nil {
 			// Refused (denied, paused too long, no workbench to approve):

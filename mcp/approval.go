@@ -1,0 +1,181 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// Approval through the client. With --approve on and no workbench attached,
+// a held call is put to the person using the calling client, in their own
+// MCP host, through elicitation/create: a form with allow / deny and an
+// optional reason. The engine decides when to ask (engine/calls.go); this
+// file says how, and in which words.
+
+// Keys and values of the approval form.
+const (
+	approvalDecision = "decision"
+	approvalReason   = "reason"
+	approvalAllow    = "allow"
+)
+
+// approvalSchema is the form: a required choice and an optional reason
+// (flat primitive properties, as elicitation requires).
+var approvalSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "decision": {
+      "type": "string",
+      "title": "Decision",
+      "description": "allow runs this call once; deny refuses it and tells the agent",
+      "enum": ["allow", "deny"]
+    },
+    "reason": {
+      "type": "string",
+      "title": "Reason (optional)",
+      "description": "Given to the agent with a denial"
+    }
+  },
+  "required": ["decision"]
+}`)
+
+// argSummaryBytes bounds one argument's value in the question, and
+// questionArgs how many arguments it lists.
+const (
+	argSummaryBytes = 120
+	questionArgs    = 8
+)
+
+// canElicit says whether the client advertised form elicitation on a
+// protocol version where a server may send it in the middle of a call
+// (from 2026-07-28 on, a server asks through the result instead, which
+// this server does not do: such a client gets the immediate refusal).
+func canElicit(ss *sdk.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	if el := p.Capabilities.Elicitation; el.Form == nil && el.URL != nil {
+		return false
+	}
+	return p.ProtocolVersion < "2026-07-28"
+}
+
+// askClient returns the engine's way to ask the person at this call's
+// client, or nil when the client cannot be asked.
+func (s *Server) askClient(ss *sdk.ServerSession, d *toolDef, session, tool string, args json.RawMessage) engine.AskClient {
+	if !canElicit(ss) {
+		return nil
+	}
+	return func(ctx context.Context) (engine.ClientAnswer, error) {
+		res, err := ss.Elicit(ctx, &sdk.ElicitParams{
+			Mode:            "form",
+			Message:         s.approvalQuestion(d, session, tool, args),
+			RequestedSchema: approvalSchema,
+		})
+		if err != nil {
+			return engine.ClientAnswer{}, fmt.Errorf("elicitation failed: %s", redact(err.Error()))
+		}
+		return clientAnswer(res), nil
+	}
+}
+
+// clientAnswer reads the person's answer. Anything but an accepted form
+// that chose allow is a denial: failing safe beats running a call no one
+// allowed.
+func clientAnswer(res *sdk.ElicitResult) engine.ClientAnswer {
+	switch res.Action {
+	case "accept":
+	case "decline":
+		return engine.ClientAnswer{}
+	default: // "cancel", or anything a client invents
+		return engine.ClientAnswer{Dismissed: true}
+	}
+	reason, _ := res.Content[approvalReason].(string)
+	choice, _ := res.Content[approvalDecision].(string)
+	return engine.ClientAnswer{Allow: choice == approvalAllow, Reason: reason}
+}
+
+// approvalQuestion is the message the person reads: which tool, on which
+// notebook, doing what, with which arguments, and what happens if they do
+// not answer.
+func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.RawMessage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "An agent wants to run %s", tool)
+	if d != nil && d.description != "" {
+		fmt.Fprintf(&b, " (%s)", firstSentence(d.description))
+	}
+	var m map[string]any
+	_ = json.Unmarshal(redactArgs(args), &m)
+	name, _ := m["notebook_name"].(string)
+	if nb, err := s.e.Notebook(session, name); err == nil {
+		fmt.Fprintf(&b, " on notebook '%s' (%s)", nb.Name, nb.Path)
+	} else if name != "" {
+		fmt.Fprintf(&b, " on notebook '%s'", name)
+	}
+	b.WriteString(".")
+	if summary := argsSummary(m); summary != "" {
+		b.WriteString("\nArguments: " + summary)
+	}
+	fmt.Fprintf(&b, "\nThis server holds such calls for approval (--approve %s). Allow it to run once, or deny it (a reason you give is passed to the agent). Without an answer within %s it is denied.",
+		s.e.ServerState().ApprovalMode, s.e.ApprovalTimeout())
+	return b.String()
+}
+
+// firstSentence is a tool description's first sentence, without its period.
+func firstSentence(desc string) string {
+	line, _, _ := strings.Cut(desc, "\n")
+	if i := strings.Index(line, ". "); i > 0 {
+		line = line[:i]
+	}
+	return strings.TrimSuffix(strings.TrimSpace(line), ".")
+}
+
+// argsSummary lists arguments as key=value in name order, each value on one
+// line and cut to argSummaryBytes.
+func argsSummary(m map[string]any) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for i, k := range keys {
+		if i == questionArgs {
+			parts = append(parts, fmt.Sprintf("and %d more", len(keys)-i))
+			break
+		}
+		var v string
+		if str, ok := m[k].(string); ok {
+			v = fmt.Sprintf("%q", oneLine(str))
+		} else {
+			raw, _ := json.Marshal(m[k])
+			v = string(raw)
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// oneLine is s with its line breaks shown as ⏎ and cut to argSummaryBytes.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ⏎ ")
+	if len(s) <= argSummaryBytes {
+		return s
+	}
+	cut := argSummaryBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,160 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// elicitingClient answers approval requests with answer and keeps the
+// messages it was shown.
+type elicitingClient struct {
+	mu       sync.Mutex
+	messages []string
+	schemas  []any
+}
+
+func (c *elicitingClient) options(answer func(ctx context.Context, msg string) (*sdk.ElicitResult, error)) *sdk.ClientOptions {
+	return &sdk.ClientOptions{ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+		c.mu.Lock()
+		c.messages = append(c.messages, req.Params.Message)
+		c.schemas = append(c.schemas, req.Params.RequestedSchema)
+		c.mu.Unlock()
+		return answer(ctx, req.Params.Message)
+	}}
+}
+
+func (c *elicitingClient) asked() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.messages...)
+}
+
+// approvalNotebook opens a two-cell notebook with approval off, then turns
+// destructive approval on with no workbench attached.
+func approvalNotebook(t *testing.T, h *harness, cs *sdk.ClientSession, timeout time.Duration) string {
+	t.Helper()
+	rel := h.writeNotebook("held.ipynb", "a = 1", "b = 2")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "held", "notebook_path": rel})
+	h.e.SetApproval(engine.ApproveDestructive, timeout)
+	return rel
+}
+
+func TestApprovalThroughElicitation(t *testing.T) {
+	t.Parallel()
+	decide := func(decision, reason string) func(context.Context, string) (*sdk.ElicitResult, error) {
+		return func(context.Context, string) (*sdk.ElicitResult, error) {
+			content := map[string]any{"decision": decision}
+			if reason != "" {
+				content["reason"] = reason
+			}
+			return &sdk.ElicitResult{Action: "accept", Content: content}, nil
+		}
+	}
+	action := func(a string) func(context.Context, string) (*sdk.ElicitResult, error) {
+		return func(context.Context, string) (*sdk.ElicitResult, error) { return &sdk.ElicitResult{Action: a}, nil }
+	}
+	tests := []struct {
+		name    string
+		answer  func(context.Context, string) (*sdk.ElicitResult, error)
+		timeout time.Duration
+		wantErr string // "" = the cell is deleted
+	}{
+		{"allow runs the call", decide("allow", ""), 0, ""},
+		{"deny with a reason", decide("deny", "keep cell a, it loads the data"), 0,
+			"the person using test-client 1 declined this call: keep cell a, it loads the data (the call to delete_cell was not run)"},
+		{"decline", action("decline"), 0, "the person using test-client 1 declined this call to delete_cell; it was not run"},
+		{"cancel", action("cancel"), 0, "the person using test-client 1 dismissed the request to approve this call to delete_cell without allowing it"},
+		{"no answer in time", func(ctx context.Context, _ string) (*sdk.ElicitResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}, 300 * time.Millisecond, "the person using test-client 1 did not answer the request to approve this call to delete_cell within 300ms, so it was not run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			el := &elicitingClient{}
+			cs := h.connectWith(el.options(tt.answer))
+			rel := approvalNotebook(t, h, cs, tt.timeout)
+
+			res := callTool(t, cs, "delete_cell", map[string]any{"cell_indices": []int{0}})
+			text := textOf(res)
+			asked := el.asked()
+			if len(asked) != 1 {
+				t.Fatalf("the client was asked %d times: %q", len(asked), asked)
+			}
+			for _, want := range []string{"An agent wants to run delete_cell (Delete specific cells from the currently activated notebook",
+				"on notebook 'held' (" + rel + ")", "Arguments: cell_indices=[0]", "--approve destructive", "within 2m0s"} {
+				if tt.timeout == 0 && !strings.Contains(asked[0], want) {
+					t.Errorf("the question %q lacks %q", asked[0], want)
+				}
+			}
+			file := string(h.file(rel))
+			if tt.wantErr == "" {
+				if res.IsError {
+					t.Fatalf("allowed delete_cell failed: %s", text)
+				}
+				if strings.Contains(file, `"a = 1"`) || !strings.Contains(file, `"b = 2"`) {
+					t.Errorf("after an allowed delete the file is %s", file)
+				}
+				return
+			}
+			if !res.IsError || !strings.Contains(text, tt.wantErr) {
+				t.Fatalf("result (isError %v) %q, want %q", res.IsError, text, tt.wantErr)
+			}
+			if !strings.Contains(file, `"a = 1"`) {
+				t.Errorf("a denied delete changed the file: %s", file)
+			}
+			// A read is not held, and the client is not asked about it.
+			ok(t, cs, "read_cell", map[string]any{"cell_index": 0})
+			if n := len(el.asked()); n != 1 {
+				t.Errorf("asked %d times after a read", n)
+			}
+		})
+	}
+}
+
+// A client without elicitation is refused at once, told why, and the file
+// is untouched.
+func TestApprovalWithoutElicitationRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs := h.connect()
+	rel := approvalNotebook(t, h, cs, time.Hour)
+	res := callTool(t, cs, "delete_cell", map[string]any{"cell_indices": []int{0}})
+	text := textOf(res)
+	if !res.IsError || !strings.Contains(text, "no workbench is attached") || !strings.Contains(text, "does not support elicitation") {
+		t.Fatalf("result (isError %v) %q", res.IsError, text)
+	}
+	if !strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Error("a refused delete changed the file")
+	}
+}
+
+func TestApprovalQuestionParts(t *testing.T) {
+	t.Parallel()
+	if got := firstSentence("Move a cell from source_index to target_index within the notebook.\n\nMore."); got != "Move a cell from source_index to target_index within the notebook" {
+		t.Errorf("firstSentence = %q", got)
+	}
+	if got := firstSentence("Read it. Then act."); got != "Read it" {
+		t.Errorf("firstSentence = %q", got)
+	}
+	long := strings.Repeat("é", 100)
+	got := argsSummary(map[string]any{"b": "x\ny", "a": 1, "c": long, "jupyter_token": "s3cret"})
+	if !strings.HasPrefix(got, `a=1, b="x ⏎ y", c="`) || !strings.HasSuffix(got, `…", jupyter_token="s3cret"`) {
+		t.Errorf("argsSummary = %q", got)
+	}
+	if got := clientAnswer(&sdk.ElicitResult{Action: "accept"}); got.Allow {
+		t.Error("an accepted form without a decision allowed the call")
+	}
+	if got := clientAnswer(&sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow"}}); !got.Allow {
+		t.Error("allow was not read as allow")
+	}
+}
