@@ -152,6 +152,9 @@ func FuzzToolArguments(f *testing.F) {
 // queryToken finds the values of query parameters named like a token.
 var queryToken = regexp.MustCompile(`(?i)[?&][a-z_]*token=([^\s&"'#]*)`)
 
+// userinfoPattern finds the password of a URL's userinfo.
+var userinfoPattern = regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`)
+
 // FuzzRedactArgs: whatever the arguments, the copy the engine records holds
 // no value of a secret argument and no URL password or query token, and is
 // still JSON when the input was.

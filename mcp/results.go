@@ -3,7 +3,6 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -238,15 +237,6 @@ func outputs(outs []notebook.Output, loc outputLoc, o renderOpts, head string, n
 		},
 		images: images,
 	}
-}
-
-// secretPattern matches what must never reach an agent: a token in a URL
-// query or an Authorization header value.
-var secretPattern = regexp.MustCompile(`(?i)(token=|token\s+|bearer\s+|authorization:\s*\S+\s+)[^\s&"',;)]+`)
-
-// redact removes tokens from an error text.
-func redact(text string) string {
-	return secretPattern.ReplaceAllString(redactURLs(text), "${1}[redacted]")
 }
 
 // errorResult is the result of a call to tool that failed. A user error

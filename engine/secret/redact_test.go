@@ -1,0 +1,44 @@
+package secret
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestRedactJSON(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in, want string
+		known    []string
+	}{
+		{`{}`, `{}`, nil},
+		{`{"b":1,"a":[true,false,null,2.50]}`, `{"b":1,"a":[true,false,null,2.50]}`, nil},
+		{`{"url":"http://u:pw@h/?token=abc&x=1","proxy_token":"t","nested":{"password":"p","n":3,"pw":""}}`,
+			`{"url":"http://u:[redacted]@h/?token=[redacted]\u0026x=1","proxy_token":"[redacted]","nested":{"password":"[redacted]","n":3,"pw":""}}`, nil},
+		{`["Authorization: Bearer abc.def", "key 0123456789abcdef here"]`, `["Authorization: Bearer [redacted]","key [redacted] here"]`, []string{"0123456789abcdef", "short"}},
+		{`{"token":{"value":"x"}}`, `{"token":{"value":"x"}}`, nil}, // only strings under the name are replaced
+		{`not json ?token=abc`, `"not json ?token=[redacted]"`, nil},
+		{`{"a":1} {"b":2}`, `"{\"a\":1} {\"b\":2}"`, nil},
+		{`{"a":"unterminated`, `"{\"a\":\"unterminated"`, nil},
+	}
+	for _, c := range cases {
+		got := string(RedactJSON(json.RawMessage(c.in), c.known...))
+		if got != c.want {
+			t.Errorf("RedactJSON(%s) = %s, want %s", c.in, got, c.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("RedactJSON(%s) = %s: not JSON", c.in, got)
+		}
+	}
+}
+
+func FuzzRedactJSON(f *testing.F) {
+	f.Add([]byte(`{"token":"abc","url":"http://x/?token=y"}`), "abcdefgh")
+	f.Add([]byte(`[1,"two",{"three":null}]`), "")
+	f.Fuzz(func(t *testing.T, raw []byte, known string) {
+		got := RedactJSON(raw, known)
+		if !json.Valid(got) {
+			t.Fatalf("RedactJSON(%q) = %q: not JSON", raw, got)
+		}
+	})
+}
