@@ -55,6 +55,8 @@ func (m *Model) helpView(w, h int) string {
 		s.Muted.Render("Interrupt (i) and cancel (x) need a second press within 1.5 s."),
 		s.Muted.Render("y / n allow or deny the selected call when it is held for approval."),
 		s.Muted.Render("/ filters calls by tool, status or session; esc clears the filter."),
+		s.Muted.Render("z gives the focused pane the whole window; z or esc gives it back."),
+		s.Muted.Render("C copies the selected call as JSON; E writes the calls shown to a .jsonl file (tokens redacted)."),
 		s.Muted.Render("Any key closes this screen."),
 	)
 	for len(lines) < h {

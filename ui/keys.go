@@ -17,6 +17,9 @@ type KeyMap struct {
 	Taller    key.Binding
 	Shorter   key.Binding
 	CopyToken key.Binding
+	Zoom      key.Binding
+	CopyCall  key.Binding
+	Export    key.Binding
 
 	// Actions on the engine.
 	Pause     key.Binding
@@ -57,6 +60,9 @@ func DefaultKeyMap() KeyMap {
 		Taller:    key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "grow pane")),
 		Shorter:   key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "shrink pane")),
 		CopyToken: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy token")),
+		Zoom:      key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane")),
+		CopyCall:  key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "copy call as JSON")),
+		Export:    key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "export shown calls (JSONL)")),
 
 		Pause:     key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause new calls")),
 		Interrupt: key.NewBinding(key.WithKeys("i"), key.WithHelp("i i", "interrupt kernel")),
@@ -89,7 +95,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp is the `?` screen, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.NextPane, k.PrevPane, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.Help, k.Quit},
+		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.CopyCall, k.Export, k.Help, k.Quit},
 		{k.Pause, k.Interrupt, k.Cancel, k.Approve, k.Deny},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Filter, k.ClearFilter, k.Toggle, k.PrevNotebook, k.NextNotebook},

@@ -103,6 +103,7 @@ type Model struct {
 	callsPct      int // height of calls within the left column, percent
 	detailPct     int // height of detail within the right column, percent
 	showHelp      bool
+	zoomed        bool // the focused pane has the whole window
 
 	calls    callsPane
 	detail   detailPane
@@ -115,6 +116,7 @@ type Model struct {
 	statusErr bool
 	closed    bool // the event stream ended
 	copyFn    func(string) error
+	exportDir string // where E writes; "" is the working directory
 
 	vc         *viewCache    // drawings kept between frames (render.go)
 	uiVer      uint64        // changes with every message but engine events
@@ -133,6 +135,10 @@ type Options struct {
 	// engine events (keys always draw at once). Zero draws after every
 	// batch of events, which tests rely on; Run uses 1/30 s.
 	FrameInterval time.Duration
+	// ExportDir is where the export key writes its file. Default the
+	// working directory (the temporary directory when that cannot be
+	// written).
+	ExportDir string
 }
 
 // NewModel returns the root model drawing with styles.
@@ -163,6 +169,7 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 		detailPct:  55,
 		calls:      callsPane{follow: true, input: ti},
 		copyFn:     opts.Copy,
+		exportDir:  opts.ExportDir,
 		vc:         &viewCache{},
 		frameEvery: opts.FrameInterval,
 	}
@@ -273,7 +280,14 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		m.showHelp = false
 		return m, nil
 	}
+	if m.zoomed && msg.Type == tea.KeyEsc {
+		// esc gives the window back before it does anything in the pane.
+		m.zoomed = false
+		return m, nil
+	}
 	switch {
+	case key.Matches(msg, k.Zoom):
+		m.zoomed = !m.zoomed
 	case key.Matches(msg, k.NextPane):
 		m.focus = (m.focus + 1) % focusCount
 	case key.Matches(msg, k.PrevPane):
@@ -299,6 +313,10 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		}
 	case key.Matches(msg, k.CopyToken):
 		return m, m.copyTokenCmd()
+	case key.Matches(msg, k.CopyCall):
+		return m, m.copyCallCmd()
+	case key.Matches(msg, k.Export):
+		return m, m.exportCmd()
 	case key.Matches(msg, k.Pause):
 		return m, m.setPausedCmd(!m.st.Server.Paused)
 	case key.Matches(msg, k.Interrupt):
@@ -447,6 +465,18 @@ func (m *Model) updateKeys() {
 	k.PrevNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.NextNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.CopyToken.SetEnabled(m.info.Token != "")
+	k.CopyCall.SetEnabled(c != nil)
+	k.Export.SetEnabled(len(m.st.Calls) > 0)
+	if m.zoomed {
+		k.Zoom.SetHelp("z/esc", "unzoom pane")
+	} else {
+		k.Zoom.SetHelp("z", "zoom pane")
+	}
+	// Resizing the columns means nothing while one pane has the window.
+	k.Wider.SetEnabled(!m.zoomed)
+	k.Narrower.SetEnabled(!m.zoomed)
+	k.Taller.SetEnabled(!m.zoomed)
+	k.Shorter.SetEnabled(!m.zoomed)
 	if ro, ok := m.backend.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
 		// A replay has no engine to act on: offer no action.
 		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny} {
@@ -471,6 +501,14 @@ type layout struct {
 func (m *Model) layout() layout {
 	l := layout{headerH: 2, footerH: 1}
 	body := max(m.height-l.headerH-l.footerH, 6)
+	if m.zoomed {
+		// Every pane is measured as if it were the focused one, which
+		// alone is drawn: keys that page by a pane's height page by the
+		// window's.
+		l.leftW, l.rightW = m.width, m.width
+		l.callsH, l.execsH, l.detailH, l.nbH = body, body, body, body
+		return l
+	}
 	l.leftW = max(m.width*m.leftPct/100, 20)
 	l.rightW = max(m.width-l.leftW, 20)
 	l.callsH = clamp(body*m.callsPct/100, 3, body-3)

@@ -86,6 +86,7 @@ type footerKey struct {
 	statusErr bool
 	enabled   uint32 // one bit per binding of the short help
 	paused    bool   // the pause key's help text
+	zoomed    bool   // the zoom key's help text
 }
 
 // viewCache is shared by every copy of a Model (bubbletea passes the model
@@ -145,9 +146,15 @@ func (m Model) View() string {
 	footer := vc.footer.get(m.footerKey(), m.footerView)
 	var body []string
 	bodyW := m.width
-	if m.showHelp {
+	switch {
+	case m.showHelp:
 		body = strings.Split(m.helpView(m.width, m.height-l.headerH-l.footerH), "\n")
-	} else {
+	case m.zoomed:
+		// The focused pane alone, the window's width and the body's
+		// height (layout measured every pane so).
+		body = strings.Split(m.zoomedPane(l), "\n")
+		bodyW = l.leftW
+	default:
 		calls := vc.calls.get(m.callsKey(l), func() string {
 			return m.box(m.calls.title(&m), m.calls.view(&m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, m.focus == FocusCalls)
 		})
@@ -196,6 +203,29 @@ func (m Model) View() string {
 	return vc.frame
 }
 
+// zoomedPane draws the focused pane, from the cache the pane is drawn in
+// unzoomed (its key holds its size, so the two drawings never mix).
+func (m *Model) zoomedPane(l layout) string {
+	vc := m.vc
+	switch m.focus {
+	case FocusCalls:
+		return vc.calls.get(m.callsKey(l), func() string {
+			return m.box(m.calls.title(m), m.calls.view(m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, true)
+		})
+	case FocusExecs:
+		return vc.execs.get(m.execsKey(l), func() string {
+			return m.box(m.execs.title(m), m.execs.view(m, l.leftW-2, l.execsH-2), l.leftW, l.execsH, true)
+		})
+	case FocusDetail:
+		return vc.detail.get(m.detailKey(l), func() string {
+			return m.box(m.detail.title(m), m.detail.view(m, l.rightW-2, l.detailH-2), l.rightW, l.detailH, true)
+		})
+	}
+	return vc.notebook.get(m.notebookKey(l), func() string {
+		return m.box(m.notebook.title(m), m.notebook.view(m, l.rightW-2, l.nbH-2), l.rightW, l.nbH, true)
+	})
+}
+
 // The smallest terminal the panes are drawn in. Below it the columns and
 // their borders no longer fit, and a clear sentence beats a broken frame.
 const (
@@ -230,7 +260,7 @@ func (m Model) tooSmallView() string {
 }
 
 func (m *Model) footerKey() footerKey {
-	k := footerKey{w: m.width, pending: m.pending.kind, status: m.status, statusErr: m.statusErr, paused: m.st.Server.Paused}
+	k := footerKey{w: m.width, pending: m.pending.kind, status: m.status, statusErr: m.statusErr, paused: m.st.Server.Paused, zoomed: m.zoomed}
 	for i, b := range m.keys.ShortHelp() {
 		if b.Enabled() {
 			k.enabled |= 1 << i
