@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
+)
+
+// TestWorkbenchZoomAndExportEndToEnd runs the binary in a real terminal on
+// a real managed Jupyter: a client makes calls, z gives the focused pane
+// the whole window and z gives it back, and E writes the calls to a JSON
+// Lines file in the working directory with the tokens redacted.
+func TestWorkbenchZoomAndExportEndToEnd(t *testing.T) {
+	needTmux(t)
+	bin := harness.Binary(t)
+	root := t.TempDir()
+	port, err := harness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "zoom-e2e-token-0123456789"
+	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1", "TERM=xterm-256color"},
+		fmt.Sprintf("cd %s && exec %s --port %d --root-dir %s --log-file %s", root, bin, port, root, filepath.Join(root, "server.log")))
+	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent")
+
+	cs, err := harness.ConnectHTTP(context.Background(), "zoom-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call(t, cs, "use_notebook", map[string]any{"notebook_name": "zoom", "notebook_path": "zoom.ipynb", "mode": "create"})
+	// A cell prints a URL with a token and the server's own bearer token:
+	// both are in the result the export writes.
+	call(t, cs, "insert_execute_code_cell", map[string]any{"cell_index": -1,
+		"cell_source": fmt.Sprintf("print('http://lab:8888/lab?token=cell-secret-42')\nprint('key', %q)", token)})
+	tm.waitScreen(10*time.Second, "use_notebook", "insert_execute_code_cell", "cell-secret")
+
+	// The calls pane has the focus. z: it alone fills the window, its
+	// border from the first column to the last, from under the two header
+	// lines to above the footer.
+	tm.key("z")
+	scr := waitFor(t, tm, 10*time.Second, "the calls pane to fill the window", func(scr string) bool {
+		lines := strings.Split(strings.TrimRight(scr, "\n"), "\n")
+		if len(lines) != 50 {
+			return false
+		}
+		top, bottom := []rune(lines[2]), []rune(lines[48])
+		return strings.HasPrefix(lines[2], "┏━ Calls") && len(top) == 160 && top[159] == '┓' &&
+			len(bottom) == 160 && bottom[0] == '┗' && bottom[159] == '┛'
+	})
+	for _, other := range []string{"Executions", "Call c", "zoom · "} {
+		if strings.Contains(scr, other) {
+			t.Fatalf("zoomed, the screen still shows %q:\n%s", other, scr)
+		}
+	}
+	// z again: every pane is back, the calls pane in its column.
+	tm.key("z")
+	waitFor(t, tm, 10*time.Second, "every pane back", func(scr string) bool {
+		lines := strings.Split(scr, "\n")
+		return len(lines) > 2 && strings.Contains(scr, "Executions") && strings.Contains(scr, "zoom · ") &&
+			strings.HasPrefix(lines[2], "┏━ Calls") && strings.Contains(lines[2], "┓┌─ Call ")
+	})
+
+	// E: the calls shown (all: no filter) go to a file in the working
+	// directory, and the status line says which.
+	tm.key("E")
+	scr = tm.waitScreen(10*time.Second, "exported 2 calls to "+root)
+	files, _ := filepath.Glob(filepath.Join(root, "jupyter-mcp-calls-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("export files %v:\n%s", files, scr)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(token)) || bytes.Contains(data, []byte("cell-secret-42")) {
+		t.Fatalf("the export holds a token:\n%s", data)
+	}
+	var tools []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		var rec struct {
+			Session string `json:"session"`
+			Status  string `json:"status"`
+			Request struct {
+				Method string `json:"method"`
+				Params struct {
+					Name      string         `json:"name"`
+					Arguments map[string]any `json:"arguments"`
+				} `json:"params"`
+			} `json:"request"`
+			Result *struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+				StructuredContent map[string]any `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("not a JSON line: %v\n%s", err, sc.Bytes())
+		}
+		if rec.Request.Method != "tools/call" || rec.Status != "ok" || rec.Session == "" || rec.Result == nil || rec.Result.StructuredContent == nil {
+			t.Fatalf("exported call %s", sc.Bytes())
+		}
+		tools = append(tools, rec.Request.Params.Name)
+		if rec.Request.Params.Name == "insert_execute_code_cell" {
+			text := rec.Result.Content[0].Text
+			if !strings.Contains(text, "http://lab:8888/lab?token=[redacted]") || !strings.Contains(text, "key [redacted]") {
+				t.Fatalf("the result text is not redacted as expected: %q", text)
+			}
+		}
+	}
+	if strings.Join(tools, ",") != "use_notebook,insert_execute_code_cell" {
+		t.Fatalf("exported tools %v", tools)
+	}
+	tm.key("q")
+	deadline := time.Now().Add(20 * time.Second)
+	for tm.alive() && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if tm.alive() {
+		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
+	}
+}
+
+// waitFor waits until ok holds for the screen, and returns that screen.
+func waitFor(t *testing.T, tm *tmuxSession, timeout time.Duration, what string, ok func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	scr := tm.screen()
+	for !ok(scr) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s; the screen shows:\n%s", timeout, what, scr)
+		}
+		time.Sleep(200 * time.Millisecond)
+		scr = tm.screen()
+	}
+	return scr
+}
