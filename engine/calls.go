@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 const (
 	ApproveOff         = "off"
 	ApproveDestructive = "destructive"
+	ApproveExecute     = "execute" // only calls that run code
 	ApproveAll         = "all"
 )
 
@@ -28,6 +31,17 @@ type CallStart struct {
 	// call. It is used when the call needs approval and no workbench is
 	// attached; without it such a call is refused at once.
 	Ask AskClient
+	// RunsCode marks a call that runs code in a kernel or a sandbox: the
+	// calls ApproveExecute holds.
+	RunsCode bool
+	// Preview, when set, describes what the call would do in the engine's
+	// terms; when the call is held, the engine computes the preview
+	// (preview.go) and publishes it on EvCallHeld.
+	Preview *PreviewRequest
+	// Check, when set, checks arguments a person edited while the call was
+	// held (against the tool's input schema) and returns them as the call
+	// should get them; without it the call's arguments cannot be edited.
+	Check func(args json.RawMessage) (json.RawMessage, error)
 }
 
 // AskClient asks the person using the calling client, through that client
@@ -95,6 +109,7 @@ type callRegistry struct {
 	mode    string
 	timeout time.Duration
 	uis     int
+	allowed map[AllowedTool]bool // tools allowed per session (Verdict.ForSession)
 }
 
 // call is one registered tool call.
@@ -107,12 +122,39 @@ type call struct {
 	ask      AskClient     // asks the person at the client (CallStart.Ask)
 	client   string        // the calling client's name, for the texts
 	asking   bool          // held while the client is asked, not a workbench
+
+	runsCode bool
+	preview  func(context.Context) *CallPreview // nil: no preview
+	check    func(json.RawMessage) (json.RawMessage, error)
+	edited   json.RawMessage // arguments a person edited and allowed
 }
 
 // decision settles a call held for approval.
 type decision struct {
 	allow bool
-	err   error // why it was denied
+	err   error           // why it was denied
+	args  json.RawMessage // allow: arguments a person edited (checked)
+}
+
+// Verdict is a person's decision on a held call.
+type Verdict struct {
+	Allow bool
+	// ForSession (with Allow) also allows every later call to the same
+	// tool from the same session, without holding it, until revoked.
+	ForSession bool
+	// Reason (without Allow) is the person's reason, which the agent is
+	// given in its error text.
+	Reason string
+	// Args (with Allow) are arguments the person edited: the call runs
+	// with them once the call's checker accepts them; a rejected edit
+	// leaves the call held and returns the checker's error.
+	Args json.RawMessage
+}
+
+// AllowedTool is a tool a person allowed for one session from now on.
+type AllowedTool struct {
+	Session string `json:"session"`
+	Tool    string `json:"tool"`
 }
 
 func newCallRegistry(bus *Bus) *callRegistry {
@@ -121,18 +163,25 @@ func newCallRegistry(bus *Bus) *callRegistry {
 		calls:   map[string]*call{},
 		mode:    ApproveOff,
 		timeout: DefaultApprovalTimeout,
+		allowed: map[AllowedTool]bool{},
 	}
 }
 
-// needsApproval says whether a call must be held under the current mode.
-// An unknown mode holds everything: failing safe beats running a
-// destructive call no one was asked about.
-func (r *callRegistry) needsApproval(destructive bool) bool {
+// needsApproval says whether a call must be held under the current mode
+// and the tools allowed for its session; r.mu must be held. An unknown mode
+// holds everything: failing safe beats running a destructive call no one
+// was asked about.
+func (r *callRegistry) needsApproval(cl *call) bool {
+	if r.allowed[AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}] {
+		return false
+	}
 	switch r.mode {
 	case ApproveOff, "":
 		return false
 	case ApproveDestructive:
-		return destructive
+		return cl.info.Destructive
+	case ApproveExecute:
+		return cl.runsCode
 	default:
 		return true
 	}
@@ -145,6 +194,12 @@ func (r *callRegistry) publishCall(t EventType, ce CallEvent) {
 // stateLocked is the server state; r.mu must be held.
 func (r *callRegistry) stateLocked() ServerEvent {
 	st := ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
+	for a := range r.allowed {
+		st.Allowed = append(st.Allowed, a)
+	}
+	slices.SortFunc(st.Allowed, func(a, b AllowedTool) int {
+		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Session, b.Session))
+	})
 	if r.jupyterURL != nil {
 		st.JupyterURL = r.jupyterURL()
 	}
@@ -186,13 +241,23 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 			Tool:        c.Tool,
 			Args:        c.Args,
 			Destructive: c.Destructive,
+			Editable:    c.Check != nil,
 			Status:      CallRunning,
 			Started:     time.Now(),
 		},
-		ctx:    cctx,
-		cancel: cancel,
-		status: CallRunning,
-		ask:    c.Ask,
+		ctx:      cctx,
+		cancel:   cancel,
+		status:   CallRunning,
+		ask:      c.Ask,
+		runsCode: c.RunsCode,
+		check:    c.Check,
+	}
+	if c.Preview != nil {
+		req, session := *c.Preview, c.Session
+		cl.preview = func(ctx context.Context) *CallPreview {
+			p := e.Preview(ctx, session, req)
+			return &p
+		}
 	}
 	if c.Ask != nil {
 		cl.client = e.clientOf(c.Session)
@@ -219,7 +284,23 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 		finish(CallOutcome{Status: st, Error: err.Error()})
 		return cctx, func(CallOutcome) {}, err
 	}
+	r.mu.Lock()
+	edited := cl.edited
+	r.mu.Unlock()
+	if edited != nil {
+		return context.WithValue(cctx, editedKey{}, edited), finish, nil
+	}
 	return cctx, finish, nil
+}
+
+type editedKey struct{}
+
+// EditedArgs returns the arguments a person edited before allowing the
+// call whose context (from BeginCall) is ctx, as the call's checker
+// returned them; ok is false when the call runs as it came.
+func EditedArgs(ctx context.Context) (args json.RawMessage, ok bool) {
+	args, ok = ctx.Value(editedKey{}).(json.RawMessage)
+	return args, ok
 }
 
 // admit waits while admission is paused, then while the call is held for
@@ -246,7 +327,7 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 		}
 	}
 	// r.mu is held here.
-	if !r.needsApproval(cl.info.Destructive) {
+	if !r.needsApproval(cl) {
 		cl.status = CallRunning
 		r.mu.Unlock()
 		if held {
@@ -266,16 +347,20 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	timeout := r.timeout
 	r.mu.Unlock()
 
+	var preview *CallPreview
+	if cl.preview != nil {
+		preview = cl.preview(ctx)
+	}
 	// A workbench that attaches while the client is asked may decide too:
 	// whichever answers first settles the call.
 	var answered <-chan decision
 	if viaClient {
-		r.hold(cl, "waiting for approval from "+cl.person()+", asked through their MCP client")
+		r.holdWith(cl, "waiting for approval from "+cl.person()+", asked through their MCP client", preview)
 		askCtx, stop := context.WithCancel(ctx)
 		defer stop()
 		answered = askThrough(askCtx, cl)
 	} else {
-		r.hold(cl, "waiting for approval in the workbench")
+		r.holdWith(cl, "waiting for approval in the workbench", preview)
 	}
 
 	timer := time.NewTimer(timeout)
@@ -298,12 +383,17 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	cl.asking = false
 	if d.allow {
 		cl.status = CallRunning
+		cl.edited = d.args
 	}
 	r.mu.Unlock()
 	if !d.allow {
 		return d.err
 	}
-	r.progress(cl, "allowed")
+	if d.args != nil {
+		r.progress(cl, "allowed with arguments edited by the person")
+	} else {
+		r.progress(cl, "allowed")
+	}
 	return nil
 }
 
@@ -360,10 +450,14 @@ func cancelError(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (r *callRegistry) hold(cl *call, why string) {
+func (r *callRegistry) hold(cl *call, why string) { r.holdWith(cl, why, nil) }
+
+// holdWith publishes EvCallHeld with what the call would do.
+func (r *callRegistry) holdWith(cl *call, why string, p *CallPreview) {
 	ce := cl.info
 	ce.Status = CallHeld
 	ce.Progress = why
+	ce.Preview = p
 	r.publishCall(EvCallHeld, ce)
 }
 
@@ -466,7 +560,7 @@ func (e *Engine) SetApproval(mode string, timeout time.Duration) {
 	r.mode = mode
 	r.timeout = timeout
 	for _, cl := range r.calls {
-		if cl.approval != nil && !r.needsApproval(cl.info.Destructive) {
+		if cl.approval != nil && !r.needsApproval(cl) {
 			select {
 			case cl.approval <- decision{allow: true}:
 			default:
@@ -479,22 +573,88 @@ func (e *Engine) SetApproval(mode string, timeout time.Duration) {
 
 // Decide allows or denies a held call.
 func (e *Engine) Decide(id string, allow bool) error {
+	return e.Settle(id, Verdict{Allow: allow})
+}
+
+// maxReason bounds a person's reason for a denial.
+const maxReason = 1000
+
+// Settle decides a held call as v says (see Verdict). Edited arguments are
+// checked before anything is decided: when the checker rejects them the
+// call stays held and the error says why.
+func (e *Engine) Settle(id string, v Verdict) error {
 	r := e.calls
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	cl, ok := r.calls[id]
 	if !ok || cl.approval == nil {
+		r.mu.Unlock()
 		return Userf("no call with id %q is waiting for approval", id)
 	}
-	d := decision{allow: allow}
-	if !allow {
-		d.err = Userf("the person supervising this server denied this call to %s in the workbench; it was not run", cl.info.Tool)
+	check := cl.check
+	r.mu.Unlock()
+
+	d := decision{allow: v.Allow}
+	switch {
+	case v.Allow && v.Args != nil:
+		if check == nil {
+			return Userf("the arguments of this call to %s cannot be edited", cl.info.Tool)
+		}
+		args, err := check(v.Args)
+		if err != nil {
+			return Userf("the edited arguments were not accepted, and the call is still held: %v", err)
+		}
+		d.args = args
+	case !v.Allow:
+		msg := fmt.Sprintf("the person supervising this server denied this call to %s in the workbench; it was not run", cl.info.Tool)
+		if reason := strings.TrimSpace(v.Reason); reason != "" {
+			msg += ". Their reason: " + excerpt(reason, maxReason)
+		}
+		d.err = &UserError{Msg: msg}
+	}
+
+	r.mu.Lock()
+	if cl.approval == nil {
+		r.mu.Unlock()
+		return Userf("the call %q has already been decided", id)
 	}
 	select {
 	case cl.approval <- d:
-		return nil
 	default:
+		r.mu.Unlock()
 		return Userf("the call %q has already been decided", id)
+	}
+	allowed := false
+	if v.Allow && v.ForSession {
+		a := AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}
+		allowed = !r.allowed[a]
+		r.allowed[a] = true
+		// The same tool's other held calls from that session go too.
+		for _, o := range r.calls {
+			if o != cl && o.approval != nil && !r.needsApproval(o) {
+				select {
+				case o.approval <- decision{allow: true}:
+				default:
+				}
+			}
+		}
+	}
+	r.mu.Unlock()
+	if allowed {
+		r.publishState()
+	}
+	return nil
+}
+
+// RevokeAllowed forgets every tool allowed for a session (Verdict.ForSession):
+// their next calls are held again as the mode says.
+func (e *Engine) RevokeAllowed() {
+	r := e.calls
+	r.mu.Lock()
+	n := len(r.allowed)
+	clear(r.allowed)
+	r.mu.Unlock()
+	if n > 0 {
+		r.publishState()
 	}
 }
 

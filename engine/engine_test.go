@@ -244,6 +244,8 @@ func TestJupyter(t *testing.T) {
 	run("KernelDeath", testKernelDeath)
 	run("KernelAutoRestart", testKernelAutoRestart, Capability{Name: CapKernelAutoRestart, Enabled: true, Source: "flag"})
 	run("RestartNotebook", testRestartNotebook)
+	run("Previews", testPreviews)
+	run("PreviewRestart", testPreviewRestart)
 }
 
 func testUseNotebook(t *testing.T, f *fixture) {

@@ -84,12 +84,16 @@ type CallEvent struct {
 	Tool        string          `json:"tool"`
 	Args        json.RawMessage `json:"args,omitempty"`
 	Destructive bool            `json:"destructive,omitempty"`
+	Editable    bool            `json:"editable,omitempty"` // a person may edit its arguments while it is held
 	Status      CallStatus      `json:"status"`
 	Started     time.Time       `json:"started"`
 	Duration    time.Duration   `json:"duration,omitempty"`
 
 	// Progress (EvCallProgress).
 	Progress string `json:"progress,omitempty"`
+
+	// Preview (EvCallHeld, when held for approval): what it would do.
+	Preview *CallPreview `json:"preview,omitempty"`
 
 	// Outcome (EvCallFinished).
 	Text          string          `json:"text,omitempty"`          // the text content
@@ -194,7 +198,9 @@ type SandboxEvent struct {
 type ServerEvent struct {
 	JupyterURL   string `json:"jupyterURL,omitempty"`
 	Paused       bool   `json:"paused"`
-	ApprovalMode string `json:"approvalMode,omitempty"` // off, destructive, all
+	ApprovalMode string `json:"approvalMode,omitempty"` // off, destructive, execute, all
+	// Allowed are the tools a person allowed for a session from now on.
+	Allowed []AllowedTool `json:"allowed,omitempty"`
 
 	// The managed Jupyter server when it is not up (all empty when it is,
 	// or when the server is not ours to restart).
