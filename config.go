@@ -45,7 +45,7 @@ type config struct {
 	MaxOutput         int // bytes
 	KernelAutoRestart bool
 	// Workbench
-	Approve        string // off, destructive or all
+	Approve        string // off, destructive, execute or all
 	ApproveTimeout time.Duration
 	Record         string
 	Theme          string // auto, light or dark
@@ -97,7 +97,7 @@ func (c *config) options() []*option {
 		{group: "Execution", name: "images", env: "OUTPUT_IMAGES", def: "true", set: asBool(&c.Images), help: "return image/png and image/jpeg outputs as image content"},
 		{group: "Execution", name: "max-output", env: "MAX_OUTPUT_BYTES", def: "20000", set: asAtLeast(&c.MaxOutput, 100, "a number of bytes >= 100"), help: "text outputs longer than this many bytes are cut in tool results and the workbench (the notebook keeps them whole)"},
 		{group: "Execution", name: "kernel-auto-restart", env: "KERNEL_AUTO_RESTART", def: "false", set: asBool(&c.KernelAutoRestart), help: "replace a kernel that died mid-execution with a fresh one (its state is lost; results say so)"},
-		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", set: asOneOf(&c.Approve, "off, destructive or all", "off", "destructive", "all"), help: "hold calls for a person to allow: off, destructive or all"},
+		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", set: asOneOf(&c.Approve, "off, destructive, execute or all", "off", "destructive", "execute", "all"), help: "hold calls for a person to allow: off, destructive, execute (only calls that run code) or all"},
 		{group: "Workbench", name: "approve-timeout", env: "APPROVE_TIMEOUT", def: "120", set: asSeconds(&c.ApproveTimeout), help: "seconds a held call waits for a decision before it is denied"},
 		{group: "Workbench", name: "record", env: "RECORD_FILE", def: "", set: asText(&c.Record), help: "write every call and result as JSON lines to this file (tokens redacted)"},
 		{group: "Workbench", name: "theme", env: "MCP_THEME", def: "auto", set: asOneOf(&c.Theme, "auto, light or dark", "auto", "light", "dark"), help: "workbench colours: auto (follow the terminal's background), light or dark; NO_COLOR=1 turns colours off"},

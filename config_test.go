@@ -124,7 +124,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{[]string{"--port", "99999"}, nil, "0-65535"},
 		{nil, map[string]string{"PORT": "abc"}, "PORT="},
 		{[]string{"--timeout", "0"}, nil, ">= 1"},
-		{[]string{"--approve", "some"}, nil, "off, destructive or all"},
+		{[]string{"--approve", "some"}, nil, "off, destructive, execute or all"},
 		{[]string{"--theme", "solarized"}, nil, "auto, light or dark"},
 		{nil, map[string]string{"MCP_THEME": "Light"}, "MCP_THEME=\"Light\" is not valid: auto, light or dark"},
 		{[]string{"--jupyter-url", "localhost:8888"}, nil, "http://"},

@@ -35,9 +35,9 @@ type CallStart struct {
 	// calls ApproveExecute holds.
 	RunsCode bool
 	// Preview, when set, describes what the call would do in the engine's
-	// terms; when the call is held, the engine computes the preview
-	// (preview.go) and publishes it on EvCallHeld.
-	Preview *PreviewRequest
+	// terms; it is asked only when the call is held, and the engine then
+	// computes the preview (preview.go) and publishes it on EvCallHeld.
+	Preview func() PreviewRequest
 	// Check, when set, checks arguments a person edited while the call was
 	// held (against the tool's input schema) and returns them as the call
 	// should get them; without it the call's arguments cannot be edited.
@@ -253,9 +253,9 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 		check:    c.Check,
 	}
 	if c.Preview != nil {
-		req, session := *c.Preview, c.Session
+		req, session := c.Preview, c.Session
 		cl.preview = func(ctx context.Context) *CallPreview {
-			p := e.Preview(ctx, session, req)
+			p := e.Preview(ctx, session, req())
 			return &p
 		}
 	}

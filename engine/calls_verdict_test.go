@@ -193,7 +193,7 @@ func TestHeldCallCarriesPreview(t *testing.T) {
 	defer h.e.AttachUI()()
 	// No notebook is in use: the preview says so rather than nothing.
 	res, held := heldCall(t, h, CallStart{ID: "x", Session: "s", Tool: "delete_cell",
-		Preview: &PreviewRequest{Op: PreviewDelete, Indices: []int{0}}})
+		Preview: func() PreviewRequest { return PreviewRequest{Op: PreviewDelete, Indices: []int{0}} }})
 	if held.Preview == nil || !strings.Contains(held.Preview.Problem, "notebook") {
 		t.Fatalf("held preview = %+v", held.Preview)
 	}

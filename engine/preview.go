@@ -374,7 +374,13 @@ func notebookLanguage(nb *notebook.Notebook) string {
 	if md.LanguageInfo.Name != "" {
 		return md.LanguageInfo.Name
 	}
-	return md.KernelSpec.Language
+	if md.KernelSpec.Language != "" {
+		return md.KernelSpec.Language
+	}
+	if strings.HasPrefix(kernelSpecName(nb), "python") {
+		return "python"
+	}
+	return ""
 }
 
 func short8(id string) string {

@@ -99,6 +99,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
+		sent := args
 		// The arguments only travel in events. Redacting them decodes
 		// them and runs patterns over every string (a cell's whole
 		// source), which is wasted when no one is listening.
@@ -107,14 +108,18 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		} else {
 			args = nil
 		}
-		callCtx, finish, err := s.e.BeginCall(ctx, engine.CallStart{
+		start := engine.CallStart{
 			ID:          c.id,
 			Session:     c.session,
 			Tool:        ctr.Params.Name,
 			Args:        args,
 			Destructive: d != nil && d.destructive,
 			Ask:         s.askClient(ctr.Session, d, c.session, ctr.Params.Name, ctr.Params.Arguments),
-		})
+		}
+		// Whether it runs code; when someone watches, what it would do
+		// and how its arguments may be edited (approve.go).
+		s.approvalStart(&start, d, sent, args)
+		callCtx, finish, err := s.e.BeginCall(ctx, start)
 		if err != nil {
 			// Refused (denied, paused too long, no workbench to approve):
 			// the call must not run. The engine has recorded the outcome.
@@ -125,8 +130,15 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 		}
 
+		edited, wasEdited := engine.EditedArgs(callCtx)
+		if wasEdited {
+			ctr.Params.Arguments = edited
+		}
 		result, err := s.safely(next, withCall(callCtx, c), method, req)
 		res, _ := result.(*sdk.CallToolResult)
+		if wasEdited && res != nil {
+			withEditNote(res, sent, edited)
+		}
 
 		status := engine.CallOK
 		switch {

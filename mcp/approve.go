@@ -1,0 +1,196 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// Approval with the facts in view: what mcp/ gives the engine so that a
+// held call can be previewed and edited. The engine names no tool; here the
+// call's arguments become an engine.PreviewRequest, and a person's edit of
+// them is checked against the tool's input schema (which mcp/ owns).
+
+// runsCode are the tools that run code in a kernel or a sandbox: the calls
+// `--approve execute` holds.
+var runsCode = map[string]bool{
+	"execute_cell":             true,
+	"insert_execute_code_cell": true,
+	"execute_code":             true,
+}
+
+// previewers turn a tool's arguments into what the engine previews.
+var previewers = map[string]func(args json.RawMessage) engine.PreviewRequest{
+	"edit_cell_source": previewOf(func(in editCellIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewEdit, Notebook: deref(in.NotebookName), Cell: ref(in.CellIndex, in.CellID),
+			Old: in.OldString, New: in.NewString, All: in.ReplaceAll}
+	}),
+	"overwrite_cell_source": previewOf(func(in overwriteCellIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewOverwrite, Notebook: deref(in.NotebookName), Cell: ref(in.CellIndex, in.CellID), Source: in.CellSource}
+	}),
+	"insert_cell": previewOf(func(in insertCellIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewInsert, Notebook: deref(in.NotebookName), Index: in.CellIndex, CellType: in.CellType, Source: in.CellSource}
+	}),
+	"delete_cell": previewOf(func(in deleteCellIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewDelete, Notebook: deref(in.NotebookName), Indices: in.CellIndices, IDs: in.CellIDsToDelete}
+	}),
+	"move_cell": previewOf(func(in moveCellIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewMove, Notebook: deref(in.NotebookName),
+			Cell: ref(in.SourceIndex, in.SourceCellID), Target: ref(in.TargetIndex, in.TargetCellID)}
+	}),
+	"execute_cell": previewOf(func(in executeCellIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewRunCell, Cell: ref(in.CellIndex, in.CellID)}
+	}),
+	"insert_execute_code_cell": previewOf(func(in insertExecuteIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewInsertRun, Index: in.CellIndex, Source: in.CellSource}
+	}),
+	"execute_code": previewOf(func(in executeCodeIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewRunCode, Source: in.Code, KernelID: deref(in.KernelID)}
+	}),
+	"restart_notebook": previewOf(func(in restartIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewRestart, Notebook: in.NotebookName}
+	}),
+	"unuse_notebook": previewOf(func(in notebookNameIn) engine.PreviewRequest {
+		return engine.PreviewRequest{Op: engine.PreviewUnuse, Notebook: in.NotebookName}
+	}),
+}
+
+// previewOf decodes the arguments as the tool's input and maps them; what
+// does not decode is the preview's problem (the call, if allowed, then
+// fails with the SDK's own argument error).
+func previewOf[In any](f func(In) engine.PreviewRequest) func(json.RawMessage) engine.PreviewRequest {
+	return func(args json.RawMessage) engine.PreviewRequest {
+		var in In
+		if err := json.Unmarshal(args, &in); err != nil {
+			return engine.PreviewRequest{Problem: "the arguments do not fit the tool's input: " + err.Error()}
+		}
+		return f(in)
+	}
+}
+
+// approvalStart fills what a held call needs: whether it runs code, its
+// preview, and the checker of a person's edit. shown are the arguments as
+// the workbench shows them (redacted); args as the agent sent them.
+func (s *Server) approvalStart(st *engine.CallStart, d *toolDef, args, shown json.RawMessage) {
+	if d == nil {
+		return
+	}
+	st.RunsCode = runsCode[d.name]
+	if shown == nil {
+		// No one watches: no workbench can show a preview or take an
+		// edit, so neither is made.
+		return
+	}
+	if p := previewers[d.name]; p != nil {
+		st.Preview = func() engine.PreviewRequest { return p(args) }
+	}
+	st.Check = func(edited json.RawMessage) (json.RawMessage, error) {
+		return checkEdit(d, args, shown, edited)
+	}
+}
+
+// checkEdit checks arguments a person edited against the tool's input
+// schema and returns them as the call gets them. The person edited what the
+// workbench showed, where secrets are redacted: a value left as it was shown
+// is the agent's original, not the "[redacted]" placeholder.
+func checkEdit(d *toolDef, args, shown, edited json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(edited, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("the arguments must be a JSON object: %v", errOr(err, "got null"))
+	}
+	var orig, seen map[string]json.RawMessage
+	_ = json.Unmarshal(args, &orig)
+	_ = json.Unmarshal(shown, &seen)
+	for k, v := range m {
+		if sv, ok := seen[k]; ok && bytes.Equal(compactJSON(sv), compactJSON(v)) {
+			if ov, ok := orig[k]; ok {
+				m[k] = ov
+			}
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		return nil, err
+	}
+	r, err := d.input.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		return nil, fmt.Errorf("the input schema of %s: %v", d.name, err)
+	}
+	if err := r.Validate(v); err != nil {
+		detail := strings.ReplaceAll(err.Error(), "validating root: ", "")
+		detail = rationalNumber.ReplaceAllString(detail, "$1")
+		detail = floatNumber.ReplaceAllString(detail, "$1")
+		return nil, fmt.Errorf("%s; %s expects %s", detail, d.name, usage(d.input))
+	}
+	return out, nil
+}
+
+func errOr(err error, s string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
+}
+
+func compactJSON(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// editNote is the line an agent reads when a person edited its call: which
+// arguments changed, were added or were removed. Values are not repeated
+// (the agent has the result; a secret would not belong in it).
+func editNote(before, after json.RawMessage) string {
+	var b, a map[string]json.RawMessage
+	_ = json.Unmarshal(before, &b)
+	_ = json.Unmarshal(after, &a)
+	var changed, added, removed []string
+	for k, v := range a {
+		ov, ok := b[k]
+		switch {
+		case !ok:
+			added = append(added, k)
+		case !bytes.Equal(compactJSON(ov), compactJSON(v)):
+			changed = append(changed, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			removed = append(removed, k)
+		}
+	}
+	var parts []string
+	for _, p := range []struct {
+		verb string
+		keys []string
+	}{{"changed", changed}, {"added", added}, {"removed", removed}} {
+		if len(p.keys) > 0 {
+			slices.Sort(p.keys)
+			parts = append(parts, p.verb+" "+strings.Join(p.keys, ", "))
+		}
+	}
+	what := "left them as they were"
+	if len(parts) > 0 {
+		what = strings.Join(parts, "; ")
+	}
+	return "Note: the person supervising at the workbench edited this call's arguments before it ran (" + what + "); the result above is of the edited call."
+}
+
+// withEditNote appends the note to a result's text.
+func withEditNote(res *sdk.CallToolResult, before, after json.RawMessage) {
+	res.Content = append(res.Content, &sdk.TextContent{Text: editNote(before, after)})
+}
