@@ -138,17 +138,17 @@ type decision struct {
 
 // Verdict is a person's decision on a held call.
 type Verdict struct {
-	Allow bool
+	Allow bool `json:"allow,omitempty"`
 	// ForSession (with Allow) also allows every later call to the same
 	// tool from the same session, without holding it, until revoked.
-	ForSession bool
+	ForSession bool `json:"forSession,omitempty"`
 	// Reason (without Allow) is the person's reason, which the agent is
 	// given in its error text.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 	// Args (with Allow) are arguments the person edited: the call runs
 	// with them once the call's checker accepts them; a rejected edit
 	// leaves the call held and returns the checker's error.
-	Args json.RawMessage
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 // AllowedTool is a tool a person allowed for one session from now on.

@@ -30,6 +30,11 @@ type Backend interface {
 	SetPaused(paused bool) error
 	// Decide allows or denies a held call.
 	Decide(id string, allow bool) error
+	// Settle decides a held call with more to say: allow for the
+	// session, deny with a reason, allow with edited arguments.
+	Settle(id string, v engine.Verdict) error
+	// RevokeAllowed forgets the tools allowed for a session.
+	RevokeAllowed() error
 }
 
 // The sources of package observe are backends.

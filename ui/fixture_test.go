@@ -44,6 +44,9 @@ type fakeBackend struct {
 	cancels    []string
 	paused     []bool
 	decisions  []string
+	verdicts   []string
+	settleErr  error // what Settle answers
+	revokes    int
 }
 
 func newFakeBackend() *fakeBackend {
@@ -87,6 +90,37 @@ func (f *fakeBackend) Decide(id string, allow bool) error {
 	}
 	f.decisions = append(f.decisions, id+":"+verdict)
 	return nil
+}
+
+func (f *fakeBackend) Settle(id string, v engine.Verdict) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.verdicts = append(f.verdicts, id+":"+verdictString(v))
+	return f.settleErr
+}
+func (f *fakeBackend) RevokeAllowed() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.revokes++
+	return nil
+}
+
+// verdictString is a verdict as the tests compare it.
+func verdictString(v engine.Verdict) string {
+	s := "deny"
+	if v.Allow {
+		s = "allow"
+	}
+	if v.ForSession {
+		s += " for session"
+	}
+	if v.Reason != "" {
+		s += " reason=" + v.Reason
+	}
+	if v.Args != nil {
+		s += " args=" + string(v.Args)
+	}
+	return s
 }
 
 // asciiStyles are the styles of a NO_COLOR terminal: goldens hold no escape

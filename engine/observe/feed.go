@@ -26,8 +26,9 @@ import (
 //
 // Workbench to server: {"action":"interrupt","kernelID":...},
 // {"action":"cancel","id":...}, {"action":"pause"}, {"action":"resume"},
-// {"action":"decide","id":...,"allow":true}, each with a "ref" that its
-// result carries back.
+// {"action":"decide","id":...,"allow":true},
+// {"action":"settle","id":...,"verdict":{...}}, {"action":"revoke"}, each
+// with a "ref" that its result carries back.
 
 // feedMessage is a message from the feed server.
 type feedMessage struct {
@@ -45,6 +46,8 @@ type feedAction struct {
 	Allow    bool   `json:"allow,omitempty"`
 	KernelID string `json:"kernelID,omitempty"`
 	Ref      int64  `json:"ref,omitempty"`
+
+	Verdict *engine.Verdict `json:"verdict,omitempty"` // settle
 }
 
 // feedEngine is what the feed server needs of the engine; *engine.Engine
@@ -54,6 +57,8 @@ type feedEngine interface {
 	CancelCall(id string) error
 	SetPaused(paused bool)
 	Decide(id string, allow bool) error
+	Settle(id string, v engine.Verdict) error
+	RevokeAllowed()
 	AttachUI() (detach func())
 }
 
@@ -272,6 +277,14 @@ func (f *Feed) act(a feedAction) error {
 		return nil
 	case "decide":
 		return f.eng.Decide(a.ID, a.Allow)
+	case "settle":
+		if a.Verdict == nil {
+			return fmt.Errorf("settle without a verdict")
+		}
+		return f.eng.Settle(a.ID, *a.Verdict)
+	case "revoke":
+		f.eng.RevokeAllowed()
+		return nil
 	}
 	return fmt.Errorf("unknown action %q", a.Action)
 }
@@ -450,6 +463,14 @@ func (r *RemoteSource) SetPaused(paused bool) error {
 
 func (r *RemoteSource) Decide(id string, allow bool) error {
 	return r.doTimeout(feedAction{Action: "decide", ID: id, Allow: allow})
+}
+
+func (r *RemoteSource) Settle(id string, v engine.Verdict) error {
+	return r.doTimeout(feedAction{Action: "settle", ID: id, Verdict: &v})
+}
+
+func (r *RemoteSource) RevokeAllowed() error {
+	return r.doTimeout(feedAction{Action: "revoke"})
 }
 
 func (r *RemoteSource) doTimeout(a feedAction) error {

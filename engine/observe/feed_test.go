@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -54,6 +55,11 @@ func (f *fakeEngine) Decide(id string, allow bool) error {
 	}
 	return nil
 }
+func (f *fakeEngine) Settle(id string, v engine.Verdict) error {
+	f.record(fmt.Sprintf("settle %s allow=%v session=%v reason=%q args=%s", id, v.Allow, v.ForSession, v.Reason, v.Args))
+	return nil
+}
+func (f *fakeEngine) RevokeAllowed() { f.record("revoke") }
 func (f *fakeEngine) AttachUI() func() {
 	f.mu.Lock()
 	f.attached++
@@ -179,10 +185,21 @@ func TestFeedRoundTrip(t *testing.T) {
 	if err := b.Decide("c6", false); err != nil {
 		t.Fatal(err)
 	}
+	if err := b.Settle("c8", engine.Verdict{Reason: "not that cell"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Settle("c9", engine.Verdict{Allow: true, ForSession: true, Args: []byte(`{"code":"1"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RevokeAllowed(); err != nil {
+		t.Fatal(err)
+	}
 	eng.mu.Lock()
 	acts := append([]string(nil), eng.actions...)
 	eng.mu.Unlock()
-	wantActs := []string{"interrupt k1", "cancel c5", "cancel gone", "pause", "deny c6"}
+	wantActs := []string{"interrupt k1", "cancel c5", "cancel gone", "pause", "deny c6",
+		`settle c8 allow=false session=false reason="not that cell" args=`,
+		`settle c9 allow=true session=true reason="" args={"code":"1"}`, "revoke"}
 	if len(acts) != len(wantActs) {
 		t.Fatalf("actions %v, want %v", acts, wantActs)
 	}

@@ -88,3 +88,10 @@ func (l *LocalSource) SetPaused(paused bool) error {
 }
 
 func (l *LocalSource) Decide(id string, allow bool) error { return l.e.Decide(id, allow) }
+
+func (l *LocalSource) Settle(id string, v engine.Verdict) error { return l.e.Settle(id, v) }
+
+func (l *LocalSource) RevokeAllowed() error {
+	l.e.RevokeAllowed()
+	return nil
+}

@@ -261,3 +261,5 @@ func (p *ReplaySource) InterruptKernel(context.Context, string) error { return E
 func (p *ReplaySource) CancelCall(string) error                       { return ErrReadOnly }
 func (p *ReplaySource) SetPaused(bool) error                          { return ErrReadOnly }
 func (p *ReplaySource) Decide(string, bool) error                     { return ErrReadOnly }
+func (p *ReplaySource) Settle(string, engine.Verdict) error           { return ErrReadOnly }
+func (p *ReplaySource) RevokeAllowed() error                          { return ErrReadOnly }

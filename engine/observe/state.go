@@ -265,6 +265,9 @@ func (s *State) applyCall(ev engine.Event) {
 	if c.Destructive {
 		r.Destructive = true
 	}
+	if c.Editable {
+		r.Editable = true
+	}
 	if !c.Started.IsZero() {
 		r.Started = c.Started
 	} else if r.Started.IsZero() {
@@ -280,10 +283,14 @@ func (s *State) applyCall(ev engine.Event) {
 		}
 	case engine.EvCallHeld:
 		r.Status = engine.CallHeld
+		if c.Preview != nil {
+			r.Preview = c.Preview
+		}
 	case engine.EvCallProgress:
 		r.Progress, _ = capString(c.Progress, 512)
 	case engine.EvCallFinished:
 		r.Duration = c.Duration
+		r.Preview = nil // what it would do is now what it did
 		r.Finished = ev.Time
 		if r.Finished.IsZero() {
 			r.Finished = r.Started.Add(c.Duration)
