@@ -233,7 +233,10 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 	if c.ID == "" {
 		return ctx, func(CallOutcome) {}, errors.New("BeginCall: the call has no id")
 	}
-	cctx, cancel := context.WithCancelCause(ctx)
+	started := time.Now()
+	// The call's changes to notebooks are kept under its id, to be
+	// undone (undo.go).
+	cctx, cancel := context.WithCancelCause(withCallIdentity(ctx, &callIdentity{id: c.ID, tool: c.Tool, session: c.Session, at: started}))
 	cl := &call{
 		info: CallEvent{
 			ID:          c.ID,
@@ -243,7 +246,7 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 			Destructive: c.Destructive,
 			Editable:    c.Check != nil,
 			Status:      CallRunning,
-			Started:     time.Now(),
+			Started:     started,
 		},
 		ctx:      cctx,
 		cancel:   cancel,

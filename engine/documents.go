@@ -286,6 +286,7 @@ func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 		return Unused{}, err
 	}
 	delete(e.docs, d.name)
+	e.undo.forget(d)
 	cause := ClosedByUnuse
 	if !tell {
 		cause = 0
@@ -469,6 +470,7 @@ func (e *Engine) mutateLocked(ctx context.Context, d *document, session string, 
 	if err != nil {
 		return err
 	}
+	undo := recordChange(ctx, d, cur.Cells, work.Cells) // undo.go
 	data, err := work.Marshal()
 	if err != nil {
 		return fmt.Errorf("writing notebook %q as JSON: %w", d.name, err)
@@ -488,6 +490,7 @@ func (e *Engine) mutateLocked(ctx context.Context, d *document, session string, 
 	d.nb = &work
 	d.lastModified = m.LastModified
 	d.mu.Unlock()
+	e.keepUndo(ctx, undo)
 	for i := range events {
 		ev := events[i]
 		ev.Name, ev.Path, ev.KernelID, ev.Session = d.name, d.path, d.kernel.id, session

@@ -136,6 +136,9 @@ type Engine struct {
 	// jupyterState is what that supervisor last said.
 	jupyterState atomic.Pointer[jupyter.ServerState]
 
+	undo    *undoLog // undo.go: what it takes to revert each call's change
+	undoSeq atomic.Uint64
+
 	execSeq atomic.Uint64
 	execs   sync.WaitGroup // executions still collecting outputs
 	closed  atomic.Bool
@@ -183,6 +186,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		retiring: map[string]chan struct{}{},
 	}
 	e.calls = newCallRegistry(bus)
+	e.undo = newUndoLog()
 	e.calls.jupyterURL = e.JupyterURL
 	e.first = client
 	e.calls.jupyterState = e.fillJupyterState

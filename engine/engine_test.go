@@ -246,6 +246,7 @@ func TestJupyter(t *testing.T) {
 	run("RestartNotebook", testRestartNotebook)
 	run("Previews", testPreviews)
 	run("PreviewRestart", testPreviewRestart)
+	run("Undo", testUndo)
 }
 
 func testUseNotebook(t *testing.T, f *fixture) {

@@ -89,6 +89,13 @@ type CallEvent struct {
 	Started     time.Time       `json:"started"`
 	Duration    time.Duration   `json:"duration,omitempty"`
 
+	// Entries that are not tool calls: an undo made by the person at the
+	// workbench (Tool "undo"). Summary is its one-line description
+	// ("undo of insert_cell 14:31:23 by the person"), UndoOf the id of the
+	// call it reverted.
+	Summary string `json:"summary,omitempty"`
+	UndoOf  string `json:"undoOf,omitempty"`
+
 	// Progress (EvCallProgress).
 	Progress string `json:"progress,omitempty"`
 

@@ -116,7 +116,9 @@ func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref Cell
 		cellID, code string
 		index        int
 	)
-	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	// Clearing the outputs before a run is not kept for undo: the run's
+	// outputs follow it at once.
+	err = e.mutate(withoutUndo(ctx), d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
 		i, err := resolveCell(nb, d.name, ref, RoleCell)
 		if err != nil {
 			return nil, err

@@ -263,6 +263,9 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	e.started = map[string]bool{}
 	e.lastUsed = ""
 	e.mu.Unlock()
+	for _, d := range docs {
+		e.undo.forget(d)
+	}
 
 	// Every channel closes (runs still going on the old server end with
 	// what they had collected), and the kernels this process started go
