@@ -113,7 +113,9 @@ Usage:
   jupyter-mcp-server [flags]             run (the workbench in a terminal)
   jupyter-mcp-server --transport stdio   headless MCP on stdin/stdout
   jupyter-mcp-server attach [ADDRESS]    open the workbench on a running stdio server
-  jupyter-mcp-server replay FILE         play a --record file in the workbench
+  jupyter-mcp-server replay FILE         play a --record file in the workbench (--speed N)
+  jupyter-mcp-server replay --against FILE
+                                         run its calls against this build, exit 1 on a difference
   jupyter-mcp-server --version
 
 Every flag can also be set by its environment variable; a flag beats the

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -157,31 +156,6 @@ func envTheme() (string, error) {
 		}
 	}
 	return c.Theme, nil
-}
-
-// runReplay plays a --record file into the workbench.
-func runReplay(args []string) int {
-	if len(args) != 1 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(os.Stderr, "usage: jupyter-mcp-server replay FILE   (a file written with --record)")
-		return 2
-	}
-	th, err := envTheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
-		return 2
-	}
-	backend, err := observe.Replay(args[0])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := ui.Run(ctx, backend, ui.RunOptions{Theme: th}); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
-		return 1
-	}
-	return 0
 }
 
 // startRecorder writes every event to path as JSON lines, secrets redacted.

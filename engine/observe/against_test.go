@@ -1,0 +1,71 @@
+package observe
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// ReadCalls pairs starts with results in the order calls started and
+// leaves out what a person or the end of the run decided.
+func TestReadCallsPairsAndSkips(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	rec := NewRecordWriter(&buf, nil)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	start := func(s int, id, tool string) engine.Event {
+		return engine.Event{Time: at(s), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Session: "S1", Tool: tool, Args: raw(t, map[string]any{"n": s}), Status: engine.CallRunning}}
+	}
+	finish := func(s int, c engine.CallEvent) engine.Event {
+		return engine.Event{Time: at(s), Type: engine.EvCallFinished, Call: &c}
+	}
+	for _, ev := range []engine.Event{
+		start(1, "a", "list_files"),
+		start(2, "b", "read_cell"), // finishes before a: order is by start
+		finish(3, engine.CallEvent{ID: "b", Status: engine.CallError, IsError: true, Text: "no such cell"}),
+		finish(4, engine.CallEvent{ID: "a", Status: engine.CallOK, Text: "x", Structured: []byte(`{"kind":"files.list"}`)}),
+		start(5, "c", "execute_code"),
+		finish(6, engine.CallEvent{ID: "c", Status: engine.CallCancelled}),
+		start(7, "d", "delete_cell"),
+		finish(8, engine.CallEvent{ID: "d", Status: engine.CallDenied}),
+		{Time: at(9), Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k", State: "idle"}},
+		start(10, "e", "list_kernels"),                                // the run ended here
+		finish(11, engine.CallEvent{ID: "zz", Status: engine.CallOK}), // no start
+	} {
+		if err := rec.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls, skipped, err := ReadCalls(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || calls[0].N != 1 || calls[0].Tool != "list_files" || calls[0].Result.Status != StatusOK ||
+		string(calls[0].Args) != `{"n":1}` || calls[0].Session != "S1" ||
+		calls[1].N != 2 || calls[1].Result.Status != StatusToolError || calls[1].Result.Text != "no such cell" {
+		t.Fatalf("calls %+v", calls)
+	}
+	want := []SkippedCall{{3, "execute_code", "cancelled"}, {4, "delete_cell", "denied"}, {5, "list_kernels", "no result recorded"}}
+	if len(skipped) != len(want) {
+		t.Fatalf("skipped %+v, want %+v", skipped, want)
+	}
+	for i := range want {
+		if skipped[i] != want[i] {
+			t.Fatalf("skipped %+v, want %+v", skipped, want)
+		}
+	}
+	if s := Summary("r.jsonl", calls, skipped, nil); s != "replay: all 2 calls of r.jsonl answered as recorded; 3 not replayed (1 cancelled, 1 denied, 1 no result recorded)" {
+		t.Errorf("summary %q", s)
+	}
+	if _, _, err := ReadCalls(filepath.Join(t.TempDir(), "none.jsonl")); err == nil {
+		t.Error("no error for a missing file")
+	}
+}
