@@ -23,6 +23,12 @@ import (
 	"golang.org/x/term"
 )
 
+// serialSavesEnv, set to 1, turns group commit off (engine.Config.
+// SerialSaves): every mutation is saved on its own. It is no option for
+// users: make bench sets it on the baseline server it compares group commit
+// with.
+const serialSavesEnv = "JUPYTER_MCP_SERIAL_SAVES"
+
 // workbenchMode reports whether this run shows the TUI in this terminal: no
 // transport given and stdin is a terminal, or streamable HTTP with --tui.
 func workbenchMode(cfg *config) bool {
@@ -102,6 +108,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		SandboxVariant: cfg.SandboxVariant,
 		Python:         cfg.Python,
 		KeepKernels:    cfg.KeepKernels,
+		SerialSaves:    os.Getenv(serialSavesEnv) == "1",
 		Logger:         logger,
 	})
 	if err != nil {

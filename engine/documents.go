@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
@@ -37,9 +37,11 @@ type document struct {
 	client *jupyter.Client // the server the file lives on
 	kernel *kernelEntry
 
-	writeMu  sync.Mutex // serializes mutations: freshness check, change, save
-	lockMode lockMode   // whether the server takes hidden save lock names
-	check    freshCheck // coalesces the readers' checks of the file
+	writeMu  sync.Mutex   // serializes mutations: freshness check, change, save
+	queue    commitQueue  // mutations waiting to be saved together (groupcommit.go)
+	saving   atomic.Int32 // a save of ours is under way (freshness.go)
+	lockMode lockMode     // whether the server takes hidden save lock names
+	check    freshCheck   // coalesces the readers' checks of the file
 
 	mu           sync.RWMutex // guards nb, lastModified and running
 	nb           *notebook.Notebook
@@ -412,92 +414,6 @@ var errNoChange = errors.New("no change")
 // are shared with readers). It returns the events to publish once the change
 // is saved; mutate fills in their notebook, path, kernel and session.
 type change func(nb *notebook.Notebook) ([]NotebookEvent, error)
-
-// mutate applies a change to the document and saves it before returning.
-//
-// It holds the notebook's save lock on the Jupyter server (savelock.go)
-// from before it checks the file until after the save, so that no other
-// server process saves in between. Before saving it checks the file's
-// last_modified: when someone else wrote the file, the notebook is reloaded
-// from disk and the change is applied to what is there now. A change that
-// addressed cells by index (byIndex) is refused in that case, since the
-// index may now name another cell.
-func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
-	d.writeMu.Lock()
-	defer d.writeMu.Unlock()
-	for attempt := 1; ; attempt++ {
-		err := e.mutateLocked(ctx, d, session, byIndex, apply)
-		// The lock read back before the save was not ours (on an
-		// asynchronous contents manager two renames can both succeed;
-		// or a waiter took us for stalled): nothing was saved, so the
-		// change can start over. So can one whose lock had not been
-		// refreshed for long (savelock.go): a fresh lock is young.
-		var lost *SaveLockLostError
-		var stale *SaveLockStaleError
-		if (errors.As(err, &lost) || errors.As(err, &stale)) && attempt < 5 && ctx.Err() == nil {
-			continue
-		}
-		return err
-	}
-}
-
-// mutateLocked is one attempt of mutate, under d.writeMu.
-func (e *Engine) mutateLocked(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
-	lock, err := e.acquireSaveLock(ctx, d)
-	if err != nil {
-		return err
-	}
-	defer lock.release(e)
-	reloaded, err := e.syncFromDisk(ctx, d, session)
-	if err != nil {
-		// A file caught mid-save by another holder means the lock
-		// was not ours after all.
-		if verr := lock.verify(ctx, d); verr != nil {
-			return verr
-		}
-		return err
-	}
-	if reloaded && byIndex {
-		return &NotebookReloadedError{Notebook: d.name}
-	}
-	cur := d.nb // only writers replace d.nb, and we are the writer
-	work := *cur
-	work.Cells = slices.Clone(cur.Cells)
-	events, err := apply(&work)
-	if errors.Is(err, errNoChange) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	undo := recordChange(ctx, d, cur.Cells, work.Cells) // undo.go
-	data, err := work.Marshal()
-	if err != nil {
-		return fmt.Errorf("writing notebook %q as JSON: %w", d.name, err)
-	}
-	// The lock must still be ours: a process that found it unchanged for
-	// saveLockTTL may have taken it over.
-	if err := lock.verify(ctx, d); err != nil {
-		return err
-	}
-	// The save runs to its end even when the caller goes away: a save cut
-	// short would leave the file in an unknown state.
-	m, err := d.client.SaveNotebook(context.WithoutCancel(ctx), d.path, data)
-	if err != nil {
-		return fmt.Errorf("saving notebook %q (%s); nothing was changed: %w", d.name, d.path, err)
-	}
-	d.mu.Lock()
-	d.nb = &work
-	d.lastModified = m.LastModified
-	d.mu.Unlock()
-	e.keepUndo(ctx, undo)
-	for i := range events {
-		ev := events[i]
-		ev.Name, ev.Path, ev.KernelID, ev.Session = d.name, d.path, d.kernel.id, session
-		e.publish(Event{Type: EvNotebookChanged, Notebook: &ev})
-	}
-	return nil
-}
 
 // syncFromDisk reloads the document when its file changed on disk since we
 // last read or wrote it. The caller holds d.writeMu.

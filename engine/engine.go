@@ -45,6 +45,10 @@ type Config struct {
 	// their notebook is released and when the engine closes. Without it
 	// they are shut down then (kernel_release.go).
 	KeepKernels bool
+	// SerialSaves saves every mutation of a notebook on its own, one
+	// after the other, instead of saving the mutations that wait at once
+	// together (groupcommit.go). It is the baseline of make bench.
+	SerialSaves bool
 
 	Logger *slog.Logger
 }

@@ -226,6 +226,7 @@ func TestJupyter(t *testing.T) {
 	run("BadInputsLeaveFileUnchanged", testBadInputs)
 	run("ExternalEdit", testExternalEdit)
 	run("ConcurrentInserts", testConcurrentInserts)
+	run("GroupCommit", testGroupCommit)
 	run("SaveLock", testSaveLock)
 	run("SaveLockRefreshRetries", testSaveLockRefreshRetries)
 	run("ListFiles", testListFiles)

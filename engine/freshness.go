@@ -23,6 +23,11 @@ import (
 //     joining the one in flight if there is one.
 // What a read serves is so the file as it was at most staleWindow before
 // the read. Our own saves are always seen at once.
+//
+// Reads never wait for our own saves: a mutation publishes its new model
+// (copy-on-write, documents.go) only once its save succeeded, so a read
+// serves the last saved state, never a change that may yet fail to save,
+// and after a failed save it still serves what is on disk.
 
 const (
 	freshWindow = 50 * time.Millisecond
@@ -88,6 +93,20 @@ func (e *Engine) checkFile(ctx context.Context, d *document, session string) err
 	}
 	d.mu.RLock()
 	same := m.LastModified.Equal(d.lastModified)
+	d.mu.RUnlock()
+	if same {
+		return nil
+	}
+	// A save of ours under way changes the file before we learn its new
+	// last_modified: the difference is most likely that save, and waiting
+	// for it would make reads wait on writes. Serve the model as it is (the
+	// last saved state); the next check compares again. A save that just
+	// ended has set lastModified before it stops counting as under way.
+	if d.saving.Load() > 0 {
+		return nil
+	}
+	d.mu.RLock()
+	same = m.LastModified.Equal(d.lastModified)
 	d.mu.RUnlock()
 	if same {
 		return nil

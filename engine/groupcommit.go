@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Group commit. Saving a notebook costs the same whether it holds one new
+// change or eight: the save lock's round trips, the JSON of every cell, and
+// Jupyter's own write and validation of the whole file. So the mutations
+// that wait on one notebook while a save runs are not saved one by one:
+// when the save ends, one of them (the leader) takes all that are waiting,
+// applies them in the order they came, each to the result of the one
+// before (as if they had run one after the other), and saves once.
+//
+//   - Every call answers only after the save that holds its change
+//     succeeded: nothing is acknowledged before it is on disk.
+//   - A change that fails on its own (an unknown cell id, an index out of
+//     range) fails alone: what it did to the working copy is undone before
+//     the next change is applied.
+//   - A failed save (or lock, or reload) fails every call whose change was
+//     in the group. The model is not touched: the working copy is
+//     published only after the save succeeded, so readers and later calls
+//     see the notebook as it is on disk, and the workbench hears only of
+//     changes that were saved.
+//   - When the file changed on disk, the group's first step reloads it
+//     (syncFromDisk); every change of the group that addressed cells by
+//     index is then refused, since all of them were written against the
+//     notebook as it was before.
+//
+// The leader holds writeMu for the group, as a single mutation did before;
+// the save lock across processes (savelock.go) is taken once per group.
+// Config.SerialSaves turns grouping off (one save per call), the baseline
+// of make bench.
+
+// pendingChange is a mutation waiting for the save that will hold it.
+type pendingChange struct {
+	ctx     context.Context
+	session string
+	byIndex bool
+	apply   change
+
+	// Set by the group's leader (under writeMu) before finished closes.
+	err     error
+	applied bool
+	events  []NotebookEvent
+	undo    *undoRecord // what reverts it (undo.go), kept once saved
+
+	lead     chan struct{} // closed when this call must lead the next group
+	finished chan struct{} // closed once err is final
+}
+
+// commitQueue holds a document's mutations waiting for a leader.
+type commitQueue struct {
+	mu      sync.Mutex
+	pending []*pendingChange
+	leading bool // a leader is at work (or has been told to start)
+}
+
+// mutate applies a change to the document and saves it before returning.
+//
+// It holds the notebook's save lock on the Jupyter server (savelock.go)
+// from before it checks the file until after the save, so that no other
+// server process saves in between. Before saving it checks the file's
+// last_modified: when someone else wrote the file, the notebook is reloaded
+// from disk and the change is applied to what is there now. A change that
+// addressed cells by index (byIndex) is refused in that case, since the
+// index may now name another cell. Changes waiting at once are saved
+// together (group commit, above).
+func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
+	p := &pendingChange{ctx: ctx, session: session, byIndex: byIndex, apply: apply}
+	if e.cfg.SerialSaves {
+		d.writeMu.Lock()
+		defer d.writeMu.Unlock()
+		e.commitGroup(ctx, d, []*pendingChange{p})
+		return p.err
+	}
+	p.lead, p.finished = make(chan struct{}), make(chan struct{})
+	q := &d.queue
+	q.mu.Lock()
+	q.pending = append(q.pending, p)
+	lead := !q.leading
+	q.leading = true
+	q.mu.Unlock()
+	if !lead {
+		// A change is never abandoned once queued: a group that holds it
+		// may already be saving. The caller waits for its outcome.
+		select {
+		case <-p.finished:
+			return p.err
+		case <-p.lead:
+		}
+	}
+
+	d.writeMu.Lock()
+	q.mu.Lock()
+	group := q.pending
+	q.pending = nil
+	q.mu.Unlock()
+	gctx := ctx
+	if len(group) > 1 {
+		// One caller going away must not fail the changes of the others;
+		// the wait for the save lock has its own bound.
+		gctx = context.WithoutCancel(ctx)
+	}
+	e.commitGroup(gctx, d, group)
+	d.writeMu.Unlock()
+
+	// Hand over before answering, so that the next group starts while
+	// this one's callers get their answers.
+	q.mu.Lock()
+	if len(q.pending) > 0 {
+		close(q.pending[0].lead)
+	} else {
+		q.leading = false
+	}
+	q.mu.Unlock()
+	for _, m := range group {
+		close(m.finished)
+	}
+	return p.err
+}
+
+// commitGroup applies and saves a group of changes, under d.writeMu,
+// leaving each one's outcome in its err. A lost or stale save lock saved
+// nothing: the whole group starts over.
+func (e *Engine) commitGroup(ctx context.Context, d *document, group []*pendingChange) {
+	for attempt := 1; ; attempt++ {
+		err := e.commitOnce(ctx, d, group)
+		var lost *SaveLockLostError
+		var stale *SaveLockStaleError
+		if (errors.As(err, &lost) || errors.As(err, &stale)) && attempt < 5 && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			for _, p := range group {
+				// A change that failed on its own keeps its own error.
+				if p.err == nil {
+					p.err = err
+				}
+			}
+		}
+		return
+	}
+}
+
+// commitOnce is one attempt of commitGroup. It returns the error that
+// fails the group; the changes' own errors are left in their err.
+func (e *Engine) commitOnce(ctx context.Context, d *document, group []*pendingChange) error {
+	for _, p := range group {
+		p.err, p.applied, p.events, p.undo = nil, false, nil, nil
+	}
+	lock, err := e.acquireSaveLock(ctx, d)
+	if err != nil {
+		return err
+	}
+	defer lock.release(e)
+	reloaded, err := e.syncFromDisk(ctx, d, group[0].session)
+	if err != nil {
+		// A file caught mid-save by another holder means the lock
+		// was not ours after all.
+		if verr := lock.verify(ctx, d); verr != nil {
+			return verr
+		}
+		return err
+	}
+	cur := d.nb // only writers replace d.nb, and we are the writer
+	work := *cur
+	work.Cells = slices.Clone(cur.Cells)
+	changed := false
+	for _, p := range group {
+		if err := p.ctx.Err(); err != nil {
+			p.err = err // the caller went away before its change was made
+			continue
+		}
+		if reloaded && p.byIndex {
+			p.err = &NotebookReloadedError{Notebook: d.name}
+			continue
+		}
+		before := work
+		before.Cells = slices.Clone(work.Cells)
+		events, err := p.apply(&work)
+		if err != nil {
+			work = before
+			if !errors.Is(err, errNoChange) {
+				p.err = err
+			}
+			continue
+		}
+		p.applied, p.events, changed = true, events, true
+		p.undo = recordChange(p.ctx, d, before.Cells, work.Cells)
+	}
+	if !changed {
+		return nil
+	}
+	fail := func(err error) error {
+		for _, p := range group {
+			p.applied, p.events = false, nil
+		}
+		return err
+	}
+	data, err := work.Marshal()
+	if err != nil {
+		return fail(fmt.Errorf("writing notebook %q as JSON: %w", d.name, err))
+	}
+	// The lock must still be ours: a process that found it unchanged for
+	// saveLockTTL may have taken it over.
+	if err := lock.verify(ctx, d); err != nil {
+		return fail(err)
+	}
+	// The save runs to its end even when the callers go away: a save cut
+	// short would leave the file in an unknown state.
+	d.saving.Add(1)
+	m, err := d.client.SaveNotebook(context.WithoutCancel(ctx), d.path, data)
+	if err != nil {
+		d.saving.Add(-1)
+		return fail(fmt.Errorf("saving notebook %q (%s); nothing was changed: %w", d.name, d.path, err))
+	}
+	d.mu.Lock()
+	d.nb = &work
+	d.lastModified = m.LastModified
+	d.mu.Unlock()
+	d.saving.Add(-1)
+	for _, p := range group {
+		e.keepUndo(p.ctx, p.undo)
+		for i := range p.events {
+			ev := p.events[i]
+			ev.Name, ev.Path, ev.KernelID, ev.Session = d.name, d.path, d.kernel.id, p.session
+			e.publish(Event{Type: EvNotebookChanged, Notebook: &ev})
+		}
+	}
+	return nil
+}
