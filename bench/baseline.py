@@ -79,7 +79,17 @@ def main():
                 kc = BlockingKernelClient(connection_file=req["connection_file"])
                 kc.load_connection_file()
                 kc.start_channels()
-                kc.wait_for_ready(timeout=60)
+                # A kernel still starting on a loaded machine misses the
+                # heartbeat wait_for_ready checks and is taken for dead:
+                # ask again before giving up.
+                for attempt in range(10):
+                    try:
+                        kc.wait_for_ready(timeout=60)
+                        break
+                    except RuntimeError:
+                        if attempt == 9:
+                            raise
+                        time.sleep(1)
                 answer({"ok": True})
             elif req["cmd"] == "run":
                 drain(kc)

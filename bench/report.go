@@ -20,6 +20,7 @@ const (
 	ratioMax             // ours/baseline <= limit
 	atMost               // ours <= limit
 	atLeast              // ours >= limit
+	ratioMin             // ours/baseline >= limit (throughput against a baseline)
 )
 
 // figure is one row of the table and one object of the JSON.
@@ -64,6 +65,9 @@ func (f *figure) judge() {
 	case ratioMax:
 		f.Target = fmt.Sprintf("<= %.2fx", f.limit)
 		pass = f.Ratio != nil && *f.Ratio <= f.limit
+	case ratioMin:
+		f.Target = fmt.Sprintf(">= %.2fx", f.limit)
+		pass = f.Ratio != nil && *f.Ratio >= f.limit
 	case atMost:
 		f.Target = fmt.Sprintf("<= %s %s", num(f.limit), f.Unit)
 		pass = f.Ours <= f.limit

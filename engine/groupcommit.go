@@ -75,7 +75,7 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 	if e.cfg.SerialSaves {
 		d.writeMu.Lock()
 		defer d.writeMu.Unlock()
-		e.commitGroup(ctx, d, []*pendingChange{p})
+		e.commitGroup(ctx, d, session, func() []*pendingChange { return []*pendingChange{p} })
 		return p.err
 	}
 	p.lead, p.finished = make(chan struct{}), make(chan struct{})
@@ -95,18 +95,25 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 		}
 	}
 
-	d.writeMu.Lock()
-	q.mu.Lock()
-	group := q.pending
-	q.pending = nil
-	q.mu.Unlock()
-	gctx := ctx
-	if len(group) > 1 {
-		// One caller going away must not fail the changes of the others;
-		// the wait for the save lock has its own bound.
-		gctx = context.WithoutCancel(ctx)
+	// The group is taken as late as possible: after the save lock and the
+	// check of the file, just before the changes are applied. The callers
+	// the last group answered have sent their next change by then, so it
+	// joins this group rather than wait for the next one (taken at once,
+	// groups would alternate between k and n-k of n busy callers).
+	var group []*pendingChange
+	take := func() []*pendingChange {
+		q.mu.Lock()
+		group = append(group, q.pending...)
+		q.pending = nil
+		q.mu.Unlock()
+		return group
 	}
-	e.commitGroup(gctx, d, group)
+	d.writeMu.Lock()
+	// One caller going away must not fail the changes of the others: the
+	// group goes on without the leader's cancellation (a change whose
+	// caller went away before it was applied is left out); the wait for
+	// the save lock has its own bound.
+	e.commitGroup(context.WithoutCancel(ctx), d, session, take)
 	d.writeMu.Unlock()
 
 	// Hand over before answering, so that the next group starts while
@@ -125,17 +132,26 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 }
 
 // commitGroup applies and saves a group of changes, under d.writeMu,
-// leaving each one's outcome in its err. A lost or stale save lock saved
-// nothing: the whole group starts over.
-func (e *Engine) commitGroup(ctx context.Context, d *document, group []*pendingChange) {
+// leaving each one's outcome in its err. take returns the group, with the
+// changes that arrived since it was last called; session (the leader's) is
+// named on the event of a reload. A lost or stale save lock
+// saved nothing: the whole group starts over.
+func (e *Engine) commitGroup(ctx context.Context, d *document, session string, take func() []*pendingChange) {
 	for attempt := 1; ; attempt++ {
-		err := e.commitOnce(ctx, d, group)
+		group, err := e.commitOnce(ctx, d, session, take)
 		var lost *SaveLockLostError
 		var stale *SaveLockStaleError
 		if (errors.As(err, &lost) || errors.As(err, &stale)) && attempt < 5 && ctx.Err() == nil {
 			continue
 		}
-		if err != nil {
+		switch {
+		case err != nil && group == nil:
+			// Failed before the group was taken (the lock, the check of
+			// the file): so do the changes waiting.
+			for _, p := range take() {
+				p.err = err
+			}
+		case err != nil:
 			for _, p := range group {
 				// A change that failed on its own keeps its own error.
 				if p.err == nil {
@@ -147,25 +163,27 @@ func (e *Engine) commitGroup(ctx context.Context, d *document, group []*pendingC
 	}
 }
 
-// commitOnce is one attempt of commitGroup. It returns the error that
-// fails the group; the changes' own errors are left in their err.
-func (e *Engine) commitOnce(ctx context.Context, d *document, group []*pendingChange) error {
-	for _, p := range group {
-		p.err, p.applied, p.events, p.undo = nil, false, nil, nil
-	}
+// commitOnce is one attempt of commitGroup. It returns the group it took
+// (nil when it failed before) and the error that fails the group; the
+// changes' own errors are left in their err.
+func (e *Engine) commitOnce(ctx context.Context, d *document, session string, take func() []*pendingChange) ([]*pendingChange, error) {
 	lock, err := e.acquireSaveLock(ctx, d)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer lock.release(e)
-	reloaded, err := e.syncFromDisk(ctx, d, group[0].session)
+	reloaded, err := e.syncFromDisk(ctx, d, session)
 	if err != nil {
 		// A file caught mid-save by another holder means the lock
 		// was not ours after all.
 		if verr := lock.verify(ctx, d); verr != nil {
-			return verr
+			return nil, verr
 		}
-		return err
+		return nil, err
+	}
+	group := take()
+	for _, p := range group {
+		p.err, p.applied, p.events, p.undo = nil, false, nil, nil
 	}
 	cur := d.nb // only writers replace d.nb, and we are the writer
 	work := *cur
@@ -194,13 +212,13 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, group []*pendingCh
 		p.undo = recordChange(p.ctx, d, before.Cells, work.Cells)
 	}
 	if !changed {
-		return nil
+		return group, nil
 	}
-	fail := func(err error) error {
+	fail := func(err error) ([]*pendingChange, error) {
 		for _, p := range group {
 			p.applied, p.events = false, nil
 		}
-		return err
+		return group, err
 	}
 	data, err := work.Marshal()
 	if err != nil {
@@ -232,5 +250,5 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, group []*pendingCh
 			e.publish(Event{Type: EvNotebookChanged, Notebook: &ev})
 		}
 	}
-	return nil
+	return group, nil
 }
