@@ -216,7 +216,7 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 	}
 	fail := func(err error) ([]*pendingChange, error) {
 		for _, p := range group {
-			p.applied, p.events = false, nil
+			p.applied, p.events, p.undo = false, nil, nil
 		}
 		return group, err
 	}
