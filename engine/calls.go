@@ -70,6 +70,9 @@ type CallOutcome struct {
 	CellID        string
 	Notebook      string
 	Images        int
+
+	// Wire sizes of the result's parts (see CallEvent.TextBytes).
+	TextBytes, StructuredBytes, ImageBytes int
 }
 
 // DefaultApprovalTimeout is how long a held call waits for a decision
@@ -504,6 +507,7 @@ func (r *callRegistry) finish(cl *call, o CallOutcome) {
 	ce.CellID = o.CellID
 	ce.Notebook = o.Notebook
 	ce.Images = o.Images
+	ce.TextBytes, ce.StructuredBytes, ce.ImageBytes = o.TextBytes, o.StructuredBytes, o.ImageBytes
 	r.publishCall(EvCallFinished, ce)
 }
 

@@ -113,6 +113,15 @@ type CallEvent struct {
 	CellID        string          `json:"cellID,omitempty"`        // acted-on cell
 	Notebook      string          `json:"notebook,omitempty"`      // acted-on notebook name
 	Images        int             `json:"images,omitempty"`
+
+	// What the result weighs on the wire (its JSON as the client gets
+	// it), part by part: what the call costs the agent's context. Text is
+	// the encoded strings of the text content, Structured the encoded
+	// structuredContent, Images the base64 of the image content. They
+	// are measured before anything is cut for the workbench.
+	TextBytes       int `json:"textBytes,omitempty"`
+	StructuredBytes int `json:"structuredBytes,omitempty"`
+	ImageBytes      int `json:"imageBytes,omitempty"`
 }
 
 // SessionEvent tells of an MCP client session opening or closing.

@@ -182,6 +182,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			if len(res.Meta) > 0 {
 				outcome.Meta, _ = json.Marshal(res.Meta)
 			}
+			measureResult(&outcome, res)
 		}
 		finish(outcome)
 		if res == nil {

@@ -38,6 +38,11 @@ type Call struct {
 	// (the workbench draws it on every frame); the state clears it
 	// whenever Args change.
 	ArgsLine string
+
+	// The search index (query.go), built on the first search after each
+	// change of the call.
+	indexed   bool
+	hay, kind string
 }
 
 // Output is one cell output as kept by the projection.
@@ -252,6 +257,7 @@ func (s *State) applyCall(ev engine.Event) {
 		s.Calls = append(s.Calls, r)
 		s.trimCalls()
 	}
+	r.indexed = false
 	if c.Session != "" {
 		r.Session = c.Session
 	}
@@ -301,6 +307,7 @@ func (s *State) applyCall(ev engine.Event) {
 		r.IsError, r.Error = c.IsError, c.Error
 		r.SchemaOK, r.SchemaProblem = c.SchemaOK, c.SchemaProblem
 		r.CellID, r.Notebook, r.Images = c.CellID, c.Notebook, c.Images
+		r.TextBytes, r.StructuredBytes, r.ImageBytes = c.TextBytes, c.StructuredBytes, c.ImageBytes
 		if r.Status == "" || r.Status == engine.CallRunning || r.Status == engine.CallHeld {
 			r.Status = engine.CallOK
 			if r.IsError || r.Error != "" {
