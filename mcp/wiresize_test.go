@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -63,5 +64,59 @@ func TestMeasureResult(t *testing.T) {
 	}
 	if o.StructuredBytes != len(o.Structured) {
 		t.Errorf("StructuredBytes %d, want %d", o.StructuredBytes, len(o.Structured))
+	}
+}
+
+// TestCallSizesOnTheWire runs real calls (a plot, a read) and holds the sizes
+// the call.finished event carries to the result the client received.
+func TestCallSizesOnTheWire(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	path := h.writeNotebook("sizes.ipynb", "x = '<b>' * 3\nprint(x)")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "sizes", "notebook_path": path})
+	sub := h.e.Bus().Subscribe(1024)
+	defer sub.Close()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"execute_cell", map[string]any{"cell_index": 0}},
+		{"execute_code", map[string]any{"code": "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.figure(figsize=(1,1)); plt.plot([1, 2]); plt.show()"}},
+	} {
+		_, _, res := ok(t, cs, c.tool, c.args)
+		var want engine.CallEvent
+		for _, part := range res.Content {
+			switch p := part.(type) {
+			case *sdk.TextContent:
+				b, _ := json.Marshal(p.Text)
+				want.TextBytes += len(b)
+			case *sdk.ImageContent:
+				b, _ := json.Marshal(p.Data)
+				want.ImageBytes += len(b)
+			}
+		}
+		if res.StructuredContent != nil {
+			b, _ := json.Marshal(res.StructuredContent)
+			want.StructuredBytes = len(b)
+		}
+		var got *engine.CallEvent
+		deadline := time.After(10 * time.Second)
+		for got == nil {
+			select {
+			case ev := <-sub.C():
+				if ev.Type == engine.EvCallFinished && ev.Call != nil && ev.Call.Tool == c.tool {
+					got = ev.Call
+				}
+			case <-deadline:
+				t.Fatalf("%s: no call.finished event", c.tool)
+			}
+		}
+		if got.TextBytes != want.TextBytes || got.StructuredBytes != want.StructuredBytes || got.ImageBytes != want.ImageBytes {
+			t.Errorf("%s: event sizes text %d structured %d images %d; the client got %d, %d, %d",
+				c.tool, got.TextBytes, got.StructuredBytes, got.ImageBytes, want.TextBytes, want.StructuredBytes, want.ImageBytes)
+		}
+		if c.tool == "execute_code" && got.ImageBytes == 0 {
+			t.Errorf("execute_code: the plot's image was not measured")
+		}
 	}
 }
