@@ -25,6 +25,8 @@ type Palette struct {
 	SelectedFg  lipgloss.Color // text of the selected row
 	SelectedBg  lipgloss.Color // background of the selected row
 	HighlightBg lipgloss.Color // background of the acted-on cell
+	MatchFg     lipgloss.Color // text found by a search
+	MatchBg     lipgloss.Color // background of text found by a search
 
 	Running   lipgloss.Color // a call or execution in progress
 	OK        lipgloss.Color // success
@@ -50,6 +52,8 @@ func Dark() Palette {
 		SelectedFg:  lipgloss.Color("#ECEFF4"),
 		SelectedBg:  lipgloss.Color("#3B4252"),
 		HighlightBg: lipgloss.Color("#2E3A2F"),
+		MatchFg:     lipgloss.Color("#2E3440"),
+		MatchBg:     lipgloss.Color("#EBCB8B"),
 		Running:     lipgloss.Color("#81A1C1"),
 		OK:          lipgloss.Color("#A3BE8C"),
 		Error:       lipgloss.Color("#BF616A"),
@@ -73,6 +77,8 @@ func Light() Palette {
 		SelectedFg:  lipgloss.Color("#111827"),
 		SelectedBg:  lipgloss.Color("#DCE6F2"),
 		HighlightBg: lipgloss.Color("#E3F2E1"),
+		MatchFg:     lipgloss.Color("#111827"),
+		MatchBg:     lipgloss.Color("#FDE68A"),
 		Running:     lipgloss.Color("#2563EB"),
 		OK:          lipgloss.Color("#15803D"),
 		Error:       lipgloss.Color("#B91C1C"),
@@ -156,7 +162,7 @@ func (p Palette) For(profile termenv.Profile) Palette {
 		}
 	}
 	for _, c := range []*lipgloss.Color{
-		&p.Text, &p.Muted, &p.Subtle, &p.Accent, &p.SelectedFg, &p.SelectedBg, &p.HighlightBg,
+		&p.Text, &p.Muted, &p.Subtle, &p.Accent, &p.SelectedFg, &p.SelectedBg, &p.HighlightBg, &p.MatchFg, &p.MatchBg,
 		&p.Running, &p.OK, &p.Error, &p.Cancelled, &p.Held, &p.Denied, &p.Warning,
 		&p.JSONKey, &p.JSONString, &p.JSONNumber,
 	} {
@@ -195,6 +201,7 @@ type Styles struct {
 	Bold      lipgloss.Style
 	Selected  lipgloss.Style // the selected row
 	Highlight lipgloss.Style // the acted-on cell
+	Match     lipgloss.Style // text found by a search
 	Warning   lipgloss.Style
 	Error     lipgloss.Style
 	StatusBar lipgloss.Style // the bottom line
@@ -277,6 +284,11 @@ func NewWithPalette(r *lipgloss.Renderer, p Palette) Styles {
 	s.Highlight = r.NewStyle().Background(p.HighlightBg)
 	if p.HighlightBg == "" {
 		s.Highlight = r.NewStyle().Underline(true).Bold(true)
+	}
+	s.Match = r.NewStyle().Foreground(p.MatchFg).Background(p.MatchBg)
+	if p.MatchBg == "" {
+		// As the selection: reverse video reads on any 16-colour scheme.
+		s.Match = r.NewStyle().Reverse(true)
 	}
 	s.Warning = fg(p.Warning).Bold(true)
 	s.Error = fg(p.Error)

@@ -196,8 +196,8 @@ func TestPalettesRead(t *testing.T) {
 		for i := 0; i < v.NumField(); i++ {
 			name := v.Type().Field(i).Name
 			col := v.Field(i).Interface().(lipgloss.Color)
-			if strings.HasSuffix(name, "Bg") || col == "" {
-				continue // backgrounds below; "" is the terminal's own text colour
+			if strings.HasSuffix(name, "Bg") || name == "MatchFg" || col == "" {
+				continue // backgrounds and text on them below; "" is the terminal's own text colour
 			}
 			need := c.minText
 			if name == "Subtle" {
@@ -209,7 +209,7 @@ func TestPalettesRead(t *testing.T) {
 		}
 		if c.p.SelectedBg == "" || c.p.HighlightBg == "" {
 			// Reverse video and underline: no colour of their own.
-			if c.p.SelectedBg != "" || c.p.HighlightBg != "" || c.p.Text != "" {
+			if c.p.SelectedBg != "" || c.p.HighlightBg != "" || c.p.MatchBg != "" || c.p.Text != "" {
 				t.Errorf("%s: a 16-colour palette mixes its own colours with the terminal's", c.name)
 			}
 			continue
@@ -218,6 +218,7 @@ func TestPalettesRead(t *testing.T) {
 			{"SelectedFg on SelectedBg", string(c.p.SelectedFg), string(c.p.SelectedBg)},
 			{"Text on SelectedBg", string(c.p.Text), string(c.p.SelectedBg)},
 			{"Text on HighlightBg", string(c.p.Text), string(c.p.HighlightBg)},
+			{"MatchFg on MatchBg", string(c.p.MatchFg), string(c.p.MatchBg)},
 		} {
 			if got := contrast(t, pair[1], pair[2]); got < 4.5 {
 				t.Errorf("%s: %s has contrast %.2f, want >= 4.5", c.name, pair[0], got)

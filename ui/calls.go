@@ -18,18 +18,20 @@ import (
 
 // callsPane is the live timeline of tool calls.
 type callsPane struct {
-	selected  string // id of the selected call
-	follow    bool   // keep the newest call selected
-	offset    int    // first visible row
-	filter    string // applied filter (lower case)
-	filtering bool   // the filter input has the keyboard
+	selected  string        // id of the selected call
+	follow    bool          // keep the newest call selected
+	offset    int           // first visible row
+	filter    string        // the applied search, as typed (trimmed)
+	query     observe.Query // filter parsed (search.go)
+	queryErr  string        // what is wrong with the search being typed
+	filtering bool          // the search input has the keyboard
 	input     textinput.Model
 }
 
 func (p *callsPane) title(m *Model) string {
 	t := fmt.Sprintf(" Calls %d ", len(m.st.Calls)+m.st.CallsDropped)
 	if p.filter != "" {
-		t += fmt.Sprintf("· /%s %d shown ", p.filter, len(p.visible(m)))
+		t += fmt.Sprintf("· /%s %d of %d match ", p.filter, len(p.visible(m)), len(m.st.Calls))
 	}
 	if m.st.CallsDropped > 0 {
 		t += fmt.Sprintf("· %d oldest dropped ", m.st.CallsDropped)
@@ -38,28 +40,6 @@ func (p *callsPane) title(m *Model) string {
 		t += "· following "
 	}
 	return t
-}
-
-// visible lists the calls that pass the filter, oldest first.
-func (p *callsPane) visible(m *Model) []*observe.Call {
-	if p.filter == "" {
-		return m.st.Calls
-	}
-	out := make([]*observe.Call, 0, len(m.st.Calls))
-	for _, c := range m.st.Calls {
-		if p.matches(c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// matches applies the filter to a call's tool, status and session.
-func (p *callsPane) matches(c *observe.Call) bool {
-	f := p.filter
-	return strings.Contains(strings.ToLower(c.Tool), f) ||
-		strings.Contains(string(c.Status), f) ||
-		strings.Contains(strings.ToLower(c.Session), f)
 }
 
 // index returns the position of the selected call in vis, or -1.
@@ -149,42 +129,13 @@ func (p callsPane) handleKey(m Model, msg tea.KeyMsg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-// handleFilterKey edits the filter: it applies as one types; enter keeps
-// it, esc clears it.
-func (p callsPane) handleFilterKey(m Model, msg tea.KeyMsg) (Model, tea.Cmd) {
-	switch msg.Type {
-	case tea.KeyEnter:
-		m.calls.filtering = false
-		m.calls.input.Blur()
-		return m, nil
-	case tea.KeyEsc:
-		m.calls.filtering = false
-		m.calls.input.Blur()
-		m.calls.setFilter(&m, "")
-		return m, nil
-	case tea.KeyCtrlC:
-		return m, tea.Quit
-	}
-	var cmd tea.Cmd
-	m.calls.input, cmd = m.calls.input.Update(msg)
-	m.calls.setFilter(&m, m.calls.input.Value())
-	return m, cmd
-}
-
-func (p *callsPane) setFilter(m *Model, f string) {
-	p.filter = strings.ToLower(strings.TrimSpace(f))
-	p.clampSelection(m)
-	m.syncDetail()
-}
-
 // view draws the column header, the rows and the filter input.
 func (p *callsPane) view(m *Model, w, h int) []string {
 	s := m.styles
 	vis := p.visible(m)
 	var lines []string
 	if p.filtering {
-		p.input.Width = max(w-2, 1)
-		lines = append(lines, p.input.View())
+		lines = append(lines, p.inputLine(m, w))
 		h--
 	}
 	// Column widths: time 8, session 8, tool flexible, args the rest,
@@ -223,12 +174,18 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 		}
 		return row + padLeft(dur, durW) + " " + status
 	}
-	lines = append(lines, s.Muted.Render(cols(" ", "time", "session", "tool", "args", "took", "status")))
+	if note := p.queryNote(m); p.filtering && note != "" {
+		// While a query is being typed, what is wrong with it takes the
+		// place of the column header.
+		lines = append(lines, note)
+	} else {
+		lines = append(lines, s.Muted.Render(cols(" ", "time", "session", "tool", "args", "took", "status")))
+	}
 	h--
 	if len(vis) == 0 {
 		msg := "no calls yet: waiting for an agent"
 		if p.filter != "" {
-			msg = "no call matches /" + p.filter
+			msg = fmt.Sprintf("no call of %d matches /%s", len(m.st.Calls), p.filter)
 		}
 		return append(lines, s.Muted.Render("  "+msg))
 	}

@@ -215,9 +215,18 @@ const (
 	detailTextLines = 20
 )
 
-// detailLines builds every line of the detail pane for the selected call
-// and says where the tree starts.
+// detailLines builds every line of the detail pane for the selected call,
+// the words of the search highlighted, and says where the tree starts.
 func (m *Model) detailLines(w int) ([]string, int) {
+	lines, treeStart := m.callDetailLines(w)
+	if m.calls.searching() {
+		lines = highlightWords(lines, m.calls.query.Words, m.styles.Match)
+	}
+	return lines, treeStart
+}
+
+// callDetailLines builds the lines of detailLines.
+func (m *Model) callDetailLines(w int) ([]string, int) {
 	s := m.styles
 	c := m.selectedCall()
 	if c == nil {

@@ -134,9 +134,9 @@ func TestTmuxEndToEnd(t *testing.T) {
 		t.Fatalf("actions %v", got)
 	}
 
-	// Filter the calls, then open and close help.
+	// Search the calls, then open and close help.
 	keys("/", "l", "i", "s", "t", "Enter")
-	waitScreen("/list 1 shown")
+	waitScreen("/list 1 of 6 match")
 	keys("?")
 	waitScreen("Keys (focus: calls")
 	keys("Escape")

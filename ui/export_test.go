@@ -42,10 +42,10 @@ func TestExportWritesTheShownCallsRedacted(t *testing.T) {
 	dir := t.TempDir()
 	m.exportDir = dir
 
-	// The filter shows the two calls of the secret events and c1 (every
-	// call whose tool or session says "c": use_notebook's session holds
-	// one too, so filter on what only they share).
-	m = keys(m, "/", "c", "o", "n", "n", "enter")
+	// The search shows the call whose tool begins with conn (the word
+	// conn alone also finds use_notebook, whose result says Connected).
+	m = typeText(keys(m, "/"), "tool:conn*")
+	m = keys(m, "enter")
 	if got := toolsOf(m.calls.visible(&m)); strings.Join(got, ",") != "connect_to_jupyter" {
 		t.Fatalf("filter shows %v", got)
 	}
@@ -56,7 +56,8 @@ func TestExportWritesTheShownCallsRedacted(t *testing.T) {
 	if len(vis) != 8 {
 		t.Fatalf("filter _ shows %d calls, want 8", len(vis))
 	}
-	m = keys(m, "esc", "/", "s", "e", "s", "s", "-", "9", "enter") // session sess-9b1c: one call
+	m = typeText(keys(m, "esc", "/"), "session:sess-9") // session sess-9b1c: one call
+	m = keys(m, "enter")
 	if got := toolsOf(m.calls.visible(&m)); strings.Join(got, ",") != "execute_cell" {
 		t.Fatalf("session filter shows %v", got)
 	}
@@ -141,7 +142,8 @@ func TestExportWritesTheShownCallsRedacted(t *testing.T) {
 
 	// With a filter, only the calls it shows; a second export in the
 	// same second goes to a new file.
-	m = keys(m, "/", "s", "e", "s", "s", "-", "9", "enter")
+	m = typeText(keys(m, "/"), "session:sess-9")
+	m = keys(m, "enter")
 	m, cmd = pressKey(m, "E")
 	m = run(t, m, cmd)
 	if !strings.HasPrefix(m.status, "exported 1 call to ") || !strings.HasSuffix(m.status, "-092630-2.jsonl") {

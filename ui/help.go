@@ -5,6 +5,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // helpView is the `?` screen: every key that works now, grouped, and what
@@ -51,14 +52,21 @@ func (m *Model) helpView(w, h int) string {
 		used += cw
 	}
 	flush()
-	lines = append(lines,
-		s.Muted.Render("Interrupt (i) and cancel (x) need a second press within 1.5 s."),
-		s.Muted.Render("y / n allow or deny the selected call when it is held for approval."),
-		s.Muted.Render("/ filters calls by tool, status or session; esc clears the filter."),
-		s.Muted.Render("z gives the focused pane the whole window; z or esc gives it back."),
-		s.Muted.Render("C copies the selected call as JSON; E writes the calls shown to a .jsonl file (tokens redacted)."),
-		s.Muted.Render("Any key closes this screen."),
-	)
+	for _, note := range []string{
+		"Interrupt (i) and cancel (x) need a second press within 1.5 s.",
+		"y / n allow or deny a held call; while one is selected, n (and N) act on it, not on a search.",
+		"/ searches the calls: words match arguments, text, structuredContent and _meta, in any case (\"quote\" a phrase); " +
+			"terms tool:GLOB status:ok|error|tool-error|protocol-error|denied|cancelled|running|held session:PREFIX " +
+			"cell:ID|INDEX kind:KIND took:>1s took:<200ms. All must match. n / N: next / previous match; esc clears.",
+		"s: stats per tool and per session, and the slowest calls (o sorts by the next column, enter shows a call).",
+		"z gives the focused pane the whole window; z or esc gives it back.",
+		"C copies the selected call as JSON; E writes the calls shown to a .jsonl file (tokens redacted).",
+		"Any key closes this screen.",
+	} {
+		for _, l := range strings.Split(ansi.Wrap(note, max(w, 1), ""), "\n") {
+			lines = append(lines, s.Muted.Render(l))
+		}
+	}
 	for len(lines) < h {
 		lines = append(lines, "")
 	}

@@ -20,6 +20,7 @@ type KeyMap struct {
 	Zoom      key.Binding
 	CopyCall  key.Binding
 	Export    key.Binding
+	Stats     key.Binding
 
 	// Actions on the engine.
 	Pause     key.Binding
@@ -36,9 +37,16 @@ type KeyMap struct {
 	Top      key.Binding
 	Bottom   key.Binding
 
-	// Calls pane.
+	// Calls pane. n and N step through the matches of a search, unless
+	// the selected call is held: then n denies it (Deny comes first).
 	Filter      key.Binding
 	ClearFilter key.Binding
+	NextMatch   key.Binding
+	PrevMatch   key.Binding
+
+	// Stats view.
+	StatsSort key.Binding
+	StatsOpen key.Binding
 
 	// Detail pane.
 	Toggle key.Binding
@@ -63,6 +71,7 @@ func DefaultKeyMap() KeyMap {
 		Zoom:      key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane")),
 		CopyCall:  key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "copy call as JSON")),
 		Export:    key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "export shown calls (JSONL)")),
+		Stats:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "stats")),
 
 		Pause:     key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause new calls")),
 		Interrupt: key.NewBinding(key.WithKeys("i"), key.WithHelp("i i", "interrupt kernel")),
@@ -77,8 +86,13 @@ func DefaultKeyMap() KeyMap {
 		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "first")),
 		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "last (follow)")),
 
-		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
+		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear search")),
+		NextMatch:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
+		PrevMatch:   key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
+
+		StatsSort: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort by next column")),
+		StatsOpen: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "show slow call")),
 
 		Toggle: key.NewBinding(key.WithKeys("enter", " "), key.WithHelp("enter/space", "fold/unfold")),
 
@@ -89,16 +103,16 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the one-line help at the bottom: the keys that work now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Filter, k.Toggle, k.Approve, k.Deny, k.Interrupt, k.Cancel, k.Pause, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.Approve, k.Deny, k.Interrupt, k.Cancel, k.Pause, k.Stats, k.Help, k.Quit}
 }
 
 // FullHelp is the `?` screen, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.CopyCall, k.Export, k.Help, k.Quit},
+		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.CopyCall, k.Export, k.Stats, k.Help, k.Quit},
 		{k.Pause, k.Interrupt, k.Cancel, k.Approve, k.Deny},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Filter, k.ClearFilter, k.Toggle, k.PrevNotebook, k.NextNotebook},
+		{k.Filter, k.ClearFilter, k.NextMatch, k.PrevMatch, k.Toggle, k.PrevNotebook, k.NextNotebook, k.StatsSort, k.StatsOpen},
 	}
 }
 

@@ -104,6 +104,8 @@ type Model struct {
 	detailPct     int // height of detail within the right column, percent
 	showHelp      bool
 	zoomed        bool // the focused pane has the whole window
+	showStats     bool // the stats view takes the body (stats.go)
+	stats         statsView
 
 	calls    callsPane
 	detail   detailPane
@@ -151,8 +153,8 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 	h.Styles = styles.Help
 	ti := textinput.New()
 	ti.Prompt = "/"
-	ti.Placeholder = "tool, status or session"
-	ti.CharLimit = 64
+	ti.Placeholder = searchPlaceholder
+	ti.CharLimit = 256
 	m := Model{
 		backend:    b,
 		info:       sanitizeInfo(b.Info()),
@@ -236,6 +238,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		m, cmd = m.handleKey(msg)
 	}
+	if m.showStats {
+		m.stats.refresh(&m)
+	}
 	m.updateKeys()
 	return m, cmd
 }
@@ -280,6 +285,9 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		m.showHelp = false
 		return m, nil
 	}
+	if m.showStats {
+		return m.handleStatsKey(msg)
+	}
 	if m.zoomed && msg.Type == tea.KeyEsc {
 		// esc gives the window back before it does anything in the pane.
 		m.zoomed = false
@@ -317,6 +325,8 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		return m, m.copyCallCmd()
 	case key.Matches(msg, k.Export):
 		return m, m.exportCmd()
+	case key.Matches(msg, k.Stats):
+		m.showStats = true
 	case key.Matches(msg, k.Pause):
 		return m, m.setPausedCmd(!m.st.Server.Paused)
 	case key.Matches(msg, k.Interrupt):
@@ -327,6 +337,13 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
 			return m, m.decideCmd(c.ID, key.Matches(msg, k.Approve))
 		}
+	// n and N share their keys with deny (and deny with a reason): they
+	// are enabled only when the selected call is not held (updateKeys),
+	// so a held call takes precedence.
+	case key.Matches(msg, k.NextMatch):
+		return m.jumpMatch(1)
+	case key.Matches(msg, k.PrevMatch):
+		return m.jumpMatch(-1)
 	default:
 		switch m.focus {
 		case FocusCalls:
@@ -452,6 +469,11 @@ func (m *Model) interruptTarget() string {
 // updateKeys enables the bindings that apply now, so help stays honest.
 func (m *Model) updateKeys() {
 	k := &m.keys
+	// Bindings the stats view turns off (below), on again by default.
+	for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.Zoom,
+		&k.Pause, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
+		b.SetEnabled(true)
+	}
 	c := m.selectedCall()
 	held := c != nil && c.Status == engine.CallHeld
 	k.Approve.SetEnabled(held)
@@ -482,6 +504,24 @@ func (m *Model) updateKeys() {
 		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny} {
 			b.SetEnabled(false)
 		}
+	}
+	// A search's n and N, unless the selected call is held and n denies it.
+	matchKeys := m.calls.searching() && (m.focus == FocusCalls || m.focus == FocusDetail) && !k.Deny.Enabled()
+	k.NextMatch.SetEnabled(matchKeys)
+	k.PrevMatch.SetEnabled(matchKeys)
+	k.StatsSort.SetEnabled(m.showStats)
+	k.StatsOpen.SetEnabled(m.showStats && len(m.stats.slowest) > 0)
+	if m.showStats {
+		// The stats view takes the keys: offer only its own.
+		k.Stats.SetHelp("s/esc", "close stats")
+		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.CopyToken,
+			&k.Zoom, &k.CopyCall, &k.Export,
+			&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom,
+			&k.Filter, &k.ClearFilter, &k.NextMatch, &k.PrevMatch, &k.Toggle, &k.PrevNotebook, &k.NextNotebook} {
+			b.SetEnabled(false)
+		}
+	} else {
+		k.Stats.SetHelp("s", "stats")
 	}
 	if m.st.Server.Paused {
 		k.Pause.SetHelp("p", "resume new calls")

@@ -38,41 +38,162 @@ func TestFocusCycles(t *testing.T) {
 	}
 }
 
-func TestFilterCalls(t *testing.T) {
+func TestSearchCalls(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
-	m = keys(m, "/", "e", "r", "r")
-	if !m.calls.filtering || m.calls.filter != "err" {
-		t.Fatalf("filtering=%v filter=%q, want true and err", m.calls.filtering, m.calls.filter)
+	m = keys(m, "/")
+	m = typeText(m, "Out of rang")
+	if !m.calls.filtering || m.calls.filter != "Out of rang" {
+		t.Fatalf("filtering=%v filter=%q, want true and %q", m.calls.filtering, m.calls.filter, "Out of rang")
 	}
 	vis := m.calls.visible(&m)
 	if len(vis) != 1 || vis[0].Tool != "read_cell" {
-		t.Fatalf("visible calls %v, want only the failed read_cell", toolsOf(vis))
+		t.Fatalf("visible calls %v, want only read_cell (its text says out of range)", toolsOf(vis))
 	}
 	if m.selectedCall().Tool != "read_cell" {
 		t.Fatalf("selected %s, want the only visible call", m.selectedCall().Tool)
 	}
-	// Keys typed in the filter go to it, not to the workbench: q must
+	// Keys typed in the search go to it, not to the workbench: q must
 	// not quit.
 	m, cmd := pressKey(m, "q")
-	if m.calls.filter != "errq" || cmd != nil && isQuit(cmd) {
-		t.Fatalf("q in the filter: filter=%q", m.calls.filter)
+	if m.calls.filter != "Out of rangq" || cmd != nil && isQuit(cmd) {
+		t.Fatalf("q in the search: filter=%q", m.calls.filter)
 	}
 	m = keys(m, "esc")
 	if m.calls.filtering || m.calls.filter != "" || len(m.calls.visible(&m)) != 6 {
-		t.Fatalf("esc should clear the filter, got filtering=%v filter=%q", m.calls.filtering, m.calls.filter)
+		t.Fatalf("esc should clear the search, got filtering=%v filter=%q", m.calls.filtering, m.calls.filter)
 	}
-	// A filter on the session and one on a tool name, kept with enter.
-	m = keys(m, "/", "s", "e", "s", "s", "enter")
-	if m.calls.filtering || len(m.calls.visible(&m)) != 6 {
-		t.Fatalf("session filter: filtering=%v shown=%d", m.calls.filtering, len(m.calls.visible(&m)))
+	// Words match arguments (the cell_source of the running call) and
+	// structuredContent (a path in list_files' rows).
+	m = keys(m, "/")
+	m = typeText(m, "sales.csv")
+	if got := toolsOf(m.calls.visible(&m)); strings.Join(got, ",") != "list_files" {
+		t.Fatalf("sales.csv shows %v, want list_files", got)
+	}
+	m = keys(m, "esc", "/")
+	m = typeText(m, "session:sess-7f status:error|held")
+	m = keys(m, "enter")
+	if got := toolsOf(m.calls.visible(&m)); m.calls.filtering || strings.Join(got, ",") != "read_cell,delete_cell" {
+		t.Fatalf("session and status terms: filtering=%v shown %v", m.calls.filtering, got)
 	}
 	m = keys(m, "/", "esc", "/", "l", "i", "s", "t", "enter")
 	if got := toolsOf(m.calls.visible(&m)); strings.Join(got, ",") != "list_files" {
-		t.Fatalf("tool filter shows %v", got)
+		t.Fatalf("tool search shows %v", got)
 	}
-	if !strings.Contains(m.View(), "/list 1 shown") {
-		t.Error("the calls title should say the filter and how many calls it shows")
+	if !strings.Contains(m.View(), "/list 1 of 6 match") {
+		t.Error("the calls title should say the search and how many calls of all match")
+	}
+}
+
+// typeText types s into the model one key at a time.
+func typeText(m Model, s string) Model {
+	for _, r := range s {
+		k := string(r)
+		if r == ' ' {
+			k = " "
+		}
+		m, _ = pressKey(m, k)
+	}
+	return m
+}
+
+// TestSearchBadTerm checks that a bad term says what is wrong where the
+// query is typed, keeps the last good search applied, and that enter does
+// not take it.
+func TestSearchBadTerm(t *testing.T) {
+	t.Parallel()
+	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
+	m = keys(m, "/")
+	m = typeText(m, "tool:read_cell took:>")
+	if m.calls.queryErr == "" {
+		t.Fatal("took:> parsed")
+	}
+	if m.calls.filter != "tool:read_cell took" {
+		t.Errorf("while the query is bad, the last good one should apply: %q", m.calls.filter)
+	}
+	if !strings.Contains(m.View(), "✗ took:>: want a comparison and a duration") {
+		t.Errorf("the screen does not say what is wrong:\n%s", m.View())
+	}
+	m = keys(m, "enter")
+	if !m.calls.filtering {
+		t.Error("enter closed the input on a bad query")
+	}
+	m = typeText(m, "1s")
+	if m.calls.queryErr != "" || len(m.calls.visible(&m)) != 0 {
+		t.Errorf("took:>1s: err %q, shown %v (read_cell took 3ms)", m.calls.queryErr, toolsOf(m.calls.visible(&m)))
+	}
+	if !strings.Contains(m.View(), "no call of 6 matches /tool:read_cell took:>1s") {
+		t.Errorf("the empty result does not say so:\n%s", m.View())
+	}
+	m = keys(m, "enter")
+	if m.calls.filtering {
+		t.Error("enter did not keep a good query")
+	}
+}
+
+// TestSearchNextMatch checks n and N: they step through the matches,
+// wrapping, with the detail following, and a held call takes n to deny.
+func TestSearchNextMatch(t *testing.T) {
+	t.Parallel()
+	b := newFakeBackend()
+	m := newTestModel(t, b, 140, 40, scenario(t))
+	if m.keys.NextMatch.Enabled() {
+		t.Error("n navigates with no search")
+	}
+	m = keys(m, "/")
+	m = typeText(m, "sales")
+	m = keys(m, "enter")
+	if got := toolsOf(m.calls.visible(&m)); strings.Join(got, ",") != "use_notebook,list_files" {
+		t.Fatalf("sales shows %v", got)
+	}
+	// The newest match is selected (following); n wraps to the first.
+	if m.selectedCall().Tool != "list_files" {
+		t.Fatalf("selected %s", m.selectedCall().Tool)
+	}
+	m, _ = pressKey(m, "n")
+	if m.selectedCall().Tool != "use_notebook" || m.detail.callID != "c1" {
+		t.Fatalf("n selected %s, detail %s", m.selectedCall().Tool, m.detail.callID)
+	}
+	if !strings.Contains(m.View(), "match 1 of 2: use_notebook") {
+		t.Error("n does not say which match it is")
+	}
+	m = keys(m, "n")
+	if m.selectedCall().Tool != "list_files" {
+		t.Fatalf("second n selected %s", m.selectedCall().Tool)
+	}
+	m = keys(m, "N", "N")
+	if m.selectedCall().Tool != "list_files" {
+		t.Fatalf("N N selected %s", m.selectedCall().Tool)
+	}
+	// The detail pane highlights the word; n still works with it focused.
+	m = keys(m, "tab")
+	if !m.keys.NextMatch.Enabled() {
+		t.Error("n is off in the detail pane during a search")
+	}
+	m = keys(m, "N")
+	if m.selectedCall().Tool != "use_notebook" {
+		t.Fatalf("N in the detail pane selected %s", m.selectedCall().Tool)
+	}
+
+	// A search that shows the held call: n denies it, as before.
+	m = keys(m, "tab", "tab", "tab", "/", "esc", "/")
+	m = typeText(m, "status:held|error")
+	m = keys(m, "enter")
+	if m.selectedCall().Status != engine.CallHeld {
+		t.Fatalf("selected %v, want the held call", m.selectedCall().Status)
+	}
+	if m.keys.NextMatch.Enabled() {
+		t.Error("n is next match while a held call is selected")
+	}
+	m, cmd := pressKey(m, "n")
+	if cmd == nil {
+		t.Fatal("n on a held call did nothing")
+	}
+	run(t, m, cmd)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.decisions) != 1 || b.decisions[0] != "c6:deny" {
+		t.Errorf("decisions %v, want c6:deny", b.decisions)
 	}
 }
 

@@ -98,6 +98,8 @@ type viewCache struct {
 	calls, detail, notebook, execs cached[paneKey]
 
 	labels map[engine.CallStatus]string // call statuses in their colours
+	vis    visCache                     // the calls the search lets through (search.go)
+	stats  cached[paneKey]              // the stats view (stats.go)
 
 	frame         string    // the last screen drawn
 	drawnAt       time.Time // the clock it was drawn at
@@ -149,6 +151,11 @@ func (m Model) View() string {
 	switch {
 	case m.showHelp:
 		body = strings.Split(m.helpView(m.width, m.height-l.headerH-l.footerH), "\n")
+	case m.showStats:
+		bh := m.height - l.headerH - l.footerH
+		body = strings.Split(vc.stats.get(paneKey{w: m.width, h: bh, ui: m.uiVer, v1: m.st.CallsVer, v2: m.st.ServerVer}, func() string {
+			return strings.Join(m.statsLines(m.width, bh), "\n")
+		}), "\n")
 	case m.zoomed:
 		// The focused pane alone, the window's width and the body's
 		// height (layout measured every pane so).
