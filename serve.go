@@ -79,7 +79,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			root = wd
 		}
 		logger.Info("starting a managed Jupyter server", "root", root)
-		m, err := jupyter.StartManaged(ctx, jupyter.ManagedOptions{
+		// The server is not waited for: the workbench draws and MCP answers
+		// at once, and calls that need Jupyter wait until it is up (or
+		// fail saying why it could not start).
+		m, err := jupyter.LaunchManaged(ctx, jupyter.ManagedOptions{
 			RootDir: root,
 			Python:  cfg.Python,
 			Log:     slogWriter{logger},
@@ -93,23 +96,23 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			return err
 		}
 		defer m.Stop()
-		logger.Info("the managed Jupyter server is up", "url", m.URL, "python", m.Python, "found", m.PythonFrom)
 		managed = m
 		jupyterURL, jupyterToken = m.URL, m.Token
 	}
 
 	eng, err := engine.New(ctx, engine.Config{
-		JupyterURL:     jupyterURL,
-		JupyterToken:   jupyterToken,
-		DefaultTimeout: cfg.Timeout,
-		MaxTimeout:     cfg.MaxTimeout,
-		MaxOutputBytes: cfg.MaxOutput,
-		Capabilities:   capabilities(cfg),
-		SandboxVariant: cfg.SandboxVariant,
-		Python:         cfg.Python,
-		KeepKernels:    cfg.KeepKernels,
-		SerialSaves:    os.Getenv(serialSavesEnv) == "1",
-		Logger:         logger,
+		JupyterURL:      jupyterURL,
+		JupyterToken:    jupyterToken,
+		JupyterStarting: managed != nil,
+		DefaultTimeout:  cfg.Timeout,
+		MaxTimeout:      cfg.MaxTimeout,
+		MaxOutputBytes:  cfg.MaxOutput,
+		Capabilities:    capabilities(cfg),
+		SandboxVariant:  cfg.SandboxVariant,
+		Python:          cfg.Python,
+		KeepKernels:     cfg.KeepKernels,
+		SerialSaves:     os.Getenv(serialSavesEnv) == "1",
+		Logger:          logger,
 	})
 	if err != nil {
 		return err
@@ -117,21 +120,32 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	defer eng.Close()
 	eng.SetApproval(cfg.Approve, cfg.ApproveTimeout)
 	if managed != nil {
-		// A managed server that dies is started again at the same address;
-		// meanwhile calls fail at once saying so, and the header shows it.
-		down := false
+		// The engine hears of every state of the managed server: starting,
+		// up, failed to start; and a server that dies is started again at
+		// the same address, calls meanwhile failing at once saying so. The
+		// header shows each.
+		up, down := false, false
 		managed.OnState(func(st jupyter.ServerState) {
-			switch {
-			case st.Phase != jupyter.PhaseUp:
+			switch st.Phase {
+			case jupyter.PhaseStarting:
+			case jupyter.PhaseFailed:
+				logger.Error("the managed Jupyter server failed to start", "problem", st.Problem)
+			case jupyter.PhaseUp:
+				switch {
+				case !up:
+					up = true
+					logger.Info("the managed Jupyter server is up", "url", managed.URL, "python", managed.Python, "found", managed.PythonFrom)
+				case down:
+					down = false
+					logger.Info("the managed Jupyter server is back", "url", managed.URL)
+				}
+			default:
 				down = true
 				// Each attempt is announced with its delay, then again as
 				// it begins; one log line is enough.
 				if !st.Retry.IsZero() {
 					logger.Warn("the managed Jupyter server is down", "state", st.Phase, "attempt", st.Attempt, "cause", st.Cause, "problem", st.Problem)
 				}
-			case down:
-				down = false
-				logger.Info("the managed Jupyter server is back", "url", managed.URL)
 			}
 			eng.SetJupyterState(st)
 		})

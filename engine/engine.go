@@ -22,6 +22,10 @@ import (
 type Config struct {
 	JupyterURL   string
 	JupyterToken string
+	// JupyterStarting says the server at JupyterURL is a managed one still
+	// starting: New does not check it, and requests to it wait until
+	// SetJupyterState says it is up (or has failed to start).
+	JupyterStarting bool
 
 	DefaultTimeout time.Duration // execution timeout when a call passes 0 (default 300s)
 	MaxTimeout     time.Duration // upper bound on any execution timeout (default 3600s)
@@ -149,7 +153,8 @@ type Engine struct {
 }
 
 // New returns an engine talking to the Jupyter server in cfg. It checks that
-// the server answers and that the token is accepted.
+// the server answers and that the token is accepted, unless the server is
+// still starting (Config.JupyterStarting).
 func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.DefaultTimeout <= 0 {
 		cfg.DefaultTimeout = 300 * time.Second
@@ -171,7 +176,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := client.Status(ctx); err != nil {
+	if cfg.JupyterStarting {
+		client.SetServerState(jupyter.ServerState{Phase: jupyter.PhaseStarting})
+	} else if _, err := client.Status(ctx); err != nil {
 		return nil, err
 	}
 	bus := NewBus()
@@ -194,6 +201,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e.calls.jupyterURL = e.JupyterURL
 	e.first = client
 	e.calls.jupyterState = e.fillJupyterState
+	if cfg.JupyterStarting {
+		e.jupyterState.Store(&jupyter.ServerState{Phase: jupyter.PhaseStarting})
+	}
 	e.sandboxes = newSandboxRegistry(bus, e.jupyterClient, cfg.SandboxVariant, cfg.MaxTimeout, log)
 	e.sandboxes.python = cfg.Python
 	return e, nil

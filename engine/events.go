@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
@@ -220,8 +221,15 @@ type ServerEvent struct {
 
 	// The managed Jupyter server when it is not up (all empty when it is,
 	// or when the server is not ours to restart).
-	Jupyter        string `json:"jupyter,omitempty"`        // restarting
+	Jupyter        string `json:"jupyter,omitempty"`        // restarting, starting, failed
 	JupyterAttempt int    `json:"jupyterAttempt,omitempty"` // restart attempt, from 1
 	JupyterCause   string `json:"jupyterCause,omitempty"`   // how it went down
-	JupyterProblem string `json:"jupyterProblem,omitempty"` // why the last attempt failed
+	JupyterProblem string `json:"jupyterProblem,omitempty"` // why the last attempt (or the start) failed
 }
+
+// The values of ServerEvent.Jupyter for a managed server at start-up: still
+// starting, or unable to start (JupyterProblem says why).
+const (
+	JupyterStarting = string(jupyter.PhaseStarting)
+	JupyterFailed   = string(jupyter.PhaseFailed)
+)

@@ -23,6 +23,12 @@ func wordJupyterErrors(tool string, err error) (string, bool) {
 	if !errors.As(err, &e) {
 		return "", false
 	}
+	if st := e.State; st != nil && st.Phase == jupyter.PhaseFailed {
+		return e.Error() + ". Nothing that needs Jupyter can work until this MCP server is started again with the cause fixed, or pointed at a running Jupyter server (--jupyter-url / JUPYTER_URL).", true
+	}
+	if st := e.State; st != nil && st.Phase == jupyter.PhaseStarting {
+		return fmt.Sprintf("Jupyter at %s is not answering yet: the Jupyter server this MCP server manages is still starting. Retry in a few seconds: calls work once it is up.", e.Server), true
+	}
 	if st := e.State; st != nil {
 		text := fmt.Sprintf("Jupyter at %s is not answering: the Jupyter server this MCP server manages went down (%s) and is being restarted (attempt %d)", e.Server, st.Cause, st.Attempt)
 		if st.Problem != "" {

@@ -25,3 +25,27 @@ func TestHeaderShowsJupyterRestarting(t *testing.T) {
 		t.Error("the header still says restarting once the server is up")
 	}
 }
+
+// A managed Jupyter server launched with the workbench says it is starting
+// in the header from the first frame until it is up; one that cannot start
+// says why, in the same place.
+func TestHeaderShowsJupyterStarting(t *testing.T) {
+	t.Parallel()
+	m := newTestModel(t, newFakeBackend(), 160, 24, nil)
+	m = send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{Jupyter: engine.JupyterStarting}}})
+	header := strings.SplitN(m.View(), "\n", 3)
+	if got := header[1]; !strings.Contains(got, "jupyter starting…") {
+		t.Errorf("header while starting:\n%s\n%s", header[0], header[1])
+	}
+	up := send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{}}})
+	if v := up.View(); strings.Contains(v, "starting") {
+		t.Errorf("the header still says starting once the server is up:\n%s", v)
+	}
+	failed := send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{
+		Jupyter: engine.JupyterFailed, JupyterProblem: "ModuleNotFoundError: No module named 'jupyter_server'\n(exited with status 1)",
+	}}})
+	header = strings.SplitN(failed.View(), "\n", 3)
+	if got := header[1]; !strings.Contains(got, "jupyter failed to start: ModuleNotFoundError: No module named 'jupyter_server' (exited") || strings.Contains(got, "starting…") {
+		t.Errorf("header after a failed start:\n%s\n%s", header[0], header[1])
+	}
+}

@@ -598,7 +598,15 @@ func (m *Model) headerView() string {
 	}
 	// A managed Jupyter server being restarted comes first: every call
 	// fails until it is back.
-	if srv := m.st.Server; srv.Jupyter != "" {
+	// A managed server still starting or unable to start says so in the
+	// same place.
+	switch srv := m.st.Server; srv.Jupyter {
+	case "":
+	case engine.JupyterStarting:
+		stats = append(stats, s.Warning.Render("jupyter starting…"))
+	case engine.JupyterFailed:
+		stats = append(stats, s.Error.Render("jupyter failed to start: "+oneLine(srv.JupyterProblem)))
+	default:
 		down := fmt.Sprintf("jupyter %s (attempt %d)…", srv.Jupyter, srv.JupyterAttempt)
 		if srv.JupyterProblem != "" {
 			down += " " + oneLine(srv.JupyterProblem)

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -40,6 +41,10 @@ type Client struct {
 	// supervised is set once a supervisor has reported: the server is
 	// ours, and comes back by itself.
 	supervised atomic.Bool
+	// stateCh is closed (and forgotten) at every SetServerState: requests
+	// waiting for a server to start wait on it.
+	stateMu sync.Mutex
+	stateCh chan struct{}
 }
 
 // Options tune a Client. Zero values mean defaults.
@@ -505,16 +510,18 @@ func (c *Client) resolve(apiPath string, q url.Values) *url.URL {
 
 // do sends one request and decodes a JSON answer into out (when non-nil).
 func (c *Client) do(ctx context.Context, method, apiPath string, q url.Values, body []byte, out any) error {
+	if p, err := url.PathUnescape(apiPath); err == nil && HasControl(p) {
+		return &ControlCharacterError{Value: strings.TrimPrefix(p, "api/")}
+	}
+	// A server still starting is waited for before the request's own
+	// timeout starts: the start has its own bound.
+	if err := c.down(ctx, method, apiPath); err != nil {
+		return err
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
-	}
-	if p, err := url.PathUnescape(apiPath); err == nil && HasControl(p) {
-		return &ControlCharacterError{Value: strings.TrimPrefix(p, "api/")}
-	}
-	if err := c.down(method, apiPath); err != nil {
-		return err
 	}
 	u := c.resolve(apiPath, q)
 	var rd io.Reader
@@ -582,23 +589,57 @@ func (c *Client) transportError(method, apiPath string, err error) error {
 // SetServerState records what the supervisor of a managed server knows of
 // it. While the phase is not PhaseUp, every request fails at once with an
 // *UnreachableError carrying the state.
+//
+// While the phase is PhaseStarting, requests wait for the next state
+// instead (or for their context to end).
 func (c *Client) SetServerState(st ServerState) {
 	c.supervised.Store(true)
 	if st.Phase == PhaseUp {
 		c.state.Store(nil)
-		return
+	} else {
+		c.state.Store(&st)
 	}
-	c.state.Store(&st)
+	c.stateMu.Lock()
+	if c.stateCh != nil {
+		close(c.stateCh)
+		c.stateCh = nil
+	}
+	c.stateMu.Unlock()
+}
+
+// stateChanged is closed by the next SetServerState.
+func (c *Client) stateChanged() <-chan struct{} {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	if c.stateCh == nil {
+		c.stateCh = make(chan struct{})
+	}
+	return c.stateCh
 }
 
 // down is the error of a request made while the server is known not to be
-// up, or nil.
-func (c *Client) down(method, apiPath string) error {
-	st := c.state.Load()
-	if st == nil || st.Phase == PhaseUp {
-		return nil
+// up, or nil. A server that is starting is waited for: nil once it is up,
+// the failure if it cannot start, or, when ctx ends first, an error saying
+// it is still starting.
+func (c *Client) down(ctx context.Context, method, apiPath string) error {
+	for {
+		changed := c.stateChanged()
+		st := c.state.Load()
+		if st == nil || st.Phase == PhaseUp {
+			return nil
+		}
+		if st.Phase == PhaseStarting {
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+				if errors.Is(ctx.Err(), context.Canceled) {
+					return ctx.Err()
+				}
+			}
+		}
+		return &UnreachableError{Server: c.BaseURL(), Method: method, Path: apiPath, Reason: string(st.Phase), State: st, Managed: true, Err: ErrUnreachable}
 	}
-	return &UnreachableError{Server: c.BaseURL(), Method: method, Path: apiPath, Reason: string(st.Phase), State: st, Managed: true, Err: ErrUnreachable}
 }
 
 // UnreachableError is a request that got no HTTP answer: the server is not
@@ -622,6 +663,12 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
+	if st := e.State; st != nil && st.Phase == PhaseFailed {
+		return "the managed Jupyter server failed to start: " + st.Problem
+	}
+	if st := e.State; st != nil && st.Phase == PhaseStarting {
+		return fmt.Sprintf("Jupyter at %s is not answering yet: the managed server is still starting", e.Server)
+	}
 	if st := e.State; st != nil {
 		msg := fmt.Sprintf("Jupyter at %s is not answering: the managed server went down (%s) and is being restarted (attempt %d)", e.Server, st.Cause, st.Attempt)
 		if st.Problem != "" {

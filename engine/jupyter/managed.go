@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +36,7 @@ type ManagedOptions struct {
 	// StartTimeout bounds the wait for the server to answer; default 60s.
 	StartTimeout time.Duration
 	pythonFrom   string // where Python was found
+	asked        string // Python as the caller gave it, before the search
 	// Restart makes the server come back when it dies: started again on
 	// the same port with the same token (so the URL, and the notebooks on
 	// it, keep working), after 0.5 s, then 1 s, 2 s, ... up to 30 s between
@@ -67,12 +67,19 @@ type Managed struct {
 	opts ManagedOptions
 	tail *lineTail
 
-	mu        sync.Mutex
-	cur       *serverProc // the process running now (or the last one)
-	state     ServerState
-	onState   []func(ServerState)
+	mu      sync.Mutex
+	cur     *serverProc // the process running now (or the last one)
+	state   ServerState
+	onState []func(ServerState)
+	// tellMu keeps the calls of the onState functions in order, the
+	// first one (OnState's own) included.
+	tellMu    sync.Mutex
 	stopping  chan struct{} // closed by Stop
-	superDone chan struct{} // closed when the supervisor has returned
+	superDone chan struct{} // closed when the start and the supervisor have returned
+	// ready is closed when a launch from LaunchManaged has ended, startErr
+	// then saying why it failed (nil: up). nil for StartManaged's.
+	ready    chan struct{}
+	startErr error
 
 	stopOnce sync.Once
 	stopErr  error
@@ -120,7 +127,10 @@ for _mod, _name in (("jupyter_server.services.kernels.handlers", "ZMQChannelsHan
 // serverLaunch moves the token from the environment to the server's
 // arguments and runs jupyter-server in this interpreter.
 const serverLaunch = `
-import os, sys
+import os, sys, importlib.util
+if importlib.util.find_spec("ipykernel") is None:
+    print("jupyter-mcp: this Python has no ipykernel to run kernels with", file=sys.stderr)
+    sys.exit(86)
 _token = os.environ.pop("JUPYTER_MCP_SERVER_TOKEN", None)
 if _token is not None:
     sys.argv.append("--ServerApp.token=" + _token)
@@ -128,6 +138,9 @@ from jupyter_server.serverapp import main
 sys.argv[0] = "jupyter-server"
 sys.exit(main())
 `
+
+// errExitedEarly is a server process that ended before it answered.
+var errExitedEarly = errors.New("jupyter-server exited before it was ready")
 
 // plainServer skips the nodelay patch (the Nagle benchmark compares a
 // stock server against ours).
@@ -139,17 +152,9 @@ func StartManaged(ctx context.Context, opts ManagedOptions) (*Managed, error) {
 	if err != nil {
 		return nil, err
 	}
-	root := opts.RootDir
-	if root == "" {
-		if root, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-	}
-	if root, err = filepath.Abs(root); err != nil {
+	root, err := managedRoot(opts.RootDir)
+	if err != nil {
 		return nil, err
-	}
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("the notebook root %s is not a directory", root)
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 60 * time.Second
@@ -164,7 +169,10 @@ func StartManaged(ctx context.Context, opts ManagedOptions) (*Managed, error) {
 		if err == nil {
 			if opts.Restart {
 				m.superDone = make(chan struct{})
-				go m.supervise()
+				go func() {
+					defer close(m.superDone)
+					m.supervise()
+				}()
 			}
 			return m, nil
 		}
@@ -181,6 +189,24 @@ func startOnce(ctx context.Context, root string, opts ManagedOptions) (*Managed,
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for jupyter-server: %w", err)
 	}
+	m, err := newManaged(root, port, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := m.launch(ctx); err != nil {
+		if m.cur != nil {
+			_ = m.Stop()
+		} else {
+			os.RemoveAll(m.RuntimeDir)
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// newManaged is a server not yet launched, on port, with a fresh token and
+// runtime directory, in PhaseUp (LaunchManaged says otherwise).
+func newManaged(root string, port int, opts ManagedOptions) (*Managed, error) {
 	token, err := randomToken()
 	if err != nil {
 		return nil, err
@@ -204,14 +230,6 @@ func startOnce(ctx context.Context, root string, opts ManagedOptions) (*Managed,
 	}
 	if base := strings.Trim(baseURLArg(opts.ExtraArgs), "/"); base != "" {
 		m.URL += base + "/"
-	}
-	if _, err := m.launch(ctx); err != nil {
-		if m.cur != nil {
-			_ = m.Stop()
-		} else {
-			os.RemoveAll(runtimeDir)
-		}
-		return nil, err
 	}
 	return m, nil
 }
@@ -301,7 +319,7 @@ func (m *Managed) waitReady(ctx context.Context, p *serverProc, timeout time.Dur
 	for {
 		select {
 		case <-p.exited:
-			return fmt.Errorf("jupyter-server exited before it was ready (%v); its last output:\n%s", p.waitErr, m.tail.String())
+			return fmt.Errorf("%w (%v); its last output:\n%s", errExitedEarly, p.waitErr, m.tail.String())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:

@@ -18,6 +18,12 @@ type Phase string
 const (
 	PhaseUp         Phase = "up"
 	PhaseRestarting Phase = "restarting" // it died; attempts to start it again are under way
+	// PhaseStarting is a server from LaunchManaged that has not answered
+	// yet: requests wait for it.
+	PhaseStarting Phase = "starting"
+	// PhaseFailed is a server from LaunchManaged that could not start
+	// (Problem says why): requests fail at once saying so.
+	PhaseFailed Phase = "failed"
 )
 
 // ServerState is what the supervisor of a managed server knows of it.
@@ -50,6 +56,8 @@ const (
 // the supervisor's goroutine; f must not block). It is called once at once
 // with the current state.
 func (m *Managed) OnState(f func(ServerState)) {
+	m.tellMu.Lock()
+	defer m.tellMu.Unlock()
 	m.mu.Lock()
 	m.onState = append(m.onState, f)
 	st := m.state
@@ -65,6 +73,8 @@ func (m *Managed) State() ServerState {
 }
 
 func (m *Managed) setState(st ServerState) {
+	m.tellMu.Lock()
+	defer m.tellMu.Unlock()
 	m.mu.Lock()
 	m.state = st
 	fs := append([]func(ServerState){}, m.onState...)
@@ -76,7 +86,6 @@ func (m *Managed) setState(st ServerState) {
 
 // supervise waits for the server to die and starts it again, until Stop.
 func (m *Managed) supervise() {
-	defer close(m.superDone)
 	delay := restartFirst
 	for {
 		m.mu.Lock()

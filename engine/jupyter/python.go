@@ -47,12 +47,40 @@ func FindPython(explicit string) (Python, error) {
 	return pythonSearch{getenv: os.Getenv, goos: runtime.GOOS, system: systemPython}.find(explicit)
 }
 
+// quickPython is the candidate FindPython would try first, without trying
+// it: the first that exists. found is false when there is none at all.
+func quickPython(explicit string) (py Python, found bool) {
+	exists := func(path string) error {
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if st.IsDir() {
+			return errors.New("a directory")
+		}
+		return nil
+	}
+	s := pythonSearch{getenv: os.Getenv, goos: runtime.GOOS, system: systemPython, check: exists}
+	py, err := s.find(explicit)
+	return py, err == nil
+}
+
+// markPythonOK records that path runs Jupyter (a server started with it
+// answered), so that a later FindPython does not check it again.
+func markPythonOK(path string) {
+	a, _ := checks.LoadOrStore(path, &pythonAnswer{})
+	a.(*pythonAnswer).once.Do(func() {})
+}
+
 // pythonSearch is one search, with its environment: tests give it their
 // own PATH, VIRTUAL_ENV and CONDA_PREFIX.
 type pythonSearch struct {
 	getenv func(string) string
 	goos   string
 	system string // the last candidate ("" = none)
+	// check says whether a candidate can run Jupyter; nil runs
+	// pythonCheck in it (cached).
+	check func(path string) error
 }
 
 // tried is one candidate that did not work, or a place with none.
@@ -71,7 +99,11 @@ func (s pythonSearch) find(explicit string) (Python, error) {
 			return Python{}, false
 		}
 		seen[path] = true
-		if err := checkPythonCached(path); err != nil {
+		check := s.check
+		if check == nil {
+			check = checkPythonCached
+		}
+		if err := check(path); err != nil {
 			log = append(log, tried{from, path + ": " + err.Error()})
 			return Python{}, false
 		}

@@ -57,7 +57,11 @@ func Local(e *engine.Engine, info HeaderInfo) *LocalSource {
 // Subscribe subscribes to the engine bus and records that a workbench is
 // watching (approval of held calls needs one) until stop is called.
 func (l *LocalSource) Subscribe() (<-chan engine.Event, func()) {
-	return subscribeEngine(l.e)
+	ch, stop := subscribeEngine(l.e)
+	// The state may have been published before this subscription (the
+	// managed Jupyter server starting): the workbench's header needs it.
+	l.e.RepublishState()
+	return ch, stop
 }
 
 // subscribeEngine subscribes to e's bus and attaches a workbench for the
