@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/muesli/termenv"
 )
@@ -128,9 +129,11 @@ func halfBlocks(img image.Image, width, maxRows int, profile termenv.Profile) []
 				writeRGB(&sb, br, bg, bb)
 				sb.WriteString("m▀")
 			default:
-				fg := profile.FromColor(color.RGBA{tr, tg, tb, 0xff}).Sequence(false)
-				bgs := profile.FromColor(color.RGBA{br, bg, bb, 0xff}).Sequence(true)
-				sb.WriteString("\x1b[" + fg + ";" + bgs + "m▀")
+				sb.WriteString("\x1b[")
+				sb.WriteString(paletteSeq(profile, tr, tg, tb, false))
+				sb.WriteByte(';')
+				sb.WriteString(paletteSeq(profile, br, bg, bb, true))
+				sb.WriteString("m▀")
 			}
 		}
 		if profile != termenv.Ascii {
@@ -139,6 +142,40 @@ func halfBlocks(img image.Image, width, maxRows int, profile termenv.Profile) []
 		lines = append(lines, sb.String())
 	}
 	return lines
+}
+
+// paletteSeqs remembers the escape sequence of each colour on a palette
+// terminal: finding the nearest of 256 colours (termenv compares them in
+// HSLuv) costs microseconds a pixel, and the pixels of plots share few
+// colours. The key is the profile, fore- or background, and the colour.
+var paletteSeqs = struct {
+	sync.Mutex
+	m map[uint64]string
+}{m: map[uint64]string{}}
+
+// paletteSeqsMax bounds the memory: past it the memory starts over.
+const paletteSeqsMax = 1 << 16
+
+// paletteSeq is profile.FromColor(r, g, b).Sequence(bg), remembered.
+func paletteSeq(profile termenv.Profile, r, g, b uint8, bg bool) string {
+	key := uint64(profile)<<32 | uint64(r)<<16 | uint64(g)<<8 | uint64(b)
+	if bg {
+		key |= 1 << 24
+	}
+	paletteSeqs.Lock()
+	seq, ok := paletteSeqs.m[key]
+	paletteSeqs.Unlock()
+	if ok {
+		return seq
+	}
+	seq = profile.FromColor(color.RGBA{r, g, b, 0xff}).Sequence(bg)
+	paletteSeqs.Lock()
+	if len(paletteSeqs.m) >= paletteSeqsMax {
+		clear(paletteSeqs.m)
+	}
+	paletteSeqs.m[key] = seq
+	paletteSeqs.Unlock()
+	return seq
 }
 
 func writeRGB(sb *strings.Builder, r, g, b uint8) {
