@@ -30,9 +30,9 @@ import (
 const replayUsage = `usage: jupyter-mcp-server replay [--speed N] FILE
        jupyter-mcp-server replay --against FILE [--jupyter-url URL --jupyter-token TOKEN] [--from DIR] [-- SERVER FLAGS]
 
-Plays a file written with --record in the workbench, or with --against runs
-its tool calls against this build and prints what answers differently (exit 1
-when anything does).
+Plays a file written with --record in the workbench (space pauses and resumes,
+. steps one call while paused), or with --against runs its tool calls against
+this build and prints what answers differently (exit 1 when anything does).
 
 `
 
@@ -116,11 +116,7 @@ func runReplay(args []string) int {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
 		return 2
 	}
-	speed := o.speed
-	if speed == 0 {
-		speed = -1 // ReplayOptions: no waiting
-	}
-	backend, err := observe.Replay(o.file, observe.ReplayOptions{Speed: speed})
+	backend, err := observe.Replay(o.file, replayPace(o.speed))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
 		return 1
@@ -130,6 +126,15 @@ func runReplay(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// replayPace is the replay of --speed: N times the recorded pace, and 0
+// as fast as possible (which ReplayOptions spells as a negative speed).
+func replayPace(speed float64) observe.ReplayOptions {
+	if speed == 0 {
+		return observe.ReplayOptions{Speed: -1}
+	}
+	return observe.ReplayOptions{Speed: speed}
 }
 
 // replayAgainst runs the recorded calls, in the order they started, on a

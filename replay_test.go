@@ -52,3 +52,13 @@ func TestParseReplayArgs(t *testing.T) {
 		}
 	}
 }
+
+// --speed 0 plays without waiting; any other speed scales the pace.
+func TestReplayPace(t *testing.T) {
+	t.Parallel()
+	for speed, want := range map[float64]float64{0: -1, 1: 1, 2.5: 2.5, 0.5: 0.5} {
+		if got := replayPace(speed).Speed; got != want {
+			t.Errorf("--speed %v: ReplayOptions.Speed %v, want %v", speed, got, want)
+		}
+	}
+}

@@ -29,6 +29,10 @@ type KeyMap struct {
 	Approve   key.Binding
 	Deny      key.Binding
 
+	// Replay of a recording (enabled only there).
+	ReplayPause key.Binding
+	ReplayStep  key.Binding
+
 	// Moving in the focused pane.
 	Up       key.Binding
 	Down     key.Binding
@@ -79,6 +83,9 @@ func DefaultKeyMap() KeyMap {
 		Approve:   key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "allow held call")),
 		Deny:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "deny held call")),
 
+		ReplayPause: key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause replay"), key.WithDisabled()),
+		ReplayStep:  key.NewBinding(key.WithKeys("."), key.WithHelp(".", "step one call"), key.WithDisabled()),
+
 		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
@@ -103,14 +110,14 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the one-line help at the bottom: the keys that work now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.Approve, k.Deny, k.Interrupt, k.Cancel, k.Pause, k.Stats, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.ReplayPause, k.ReplayStep, k.Approve, k.Deny, k.Interrupt, k.Cancel, k.Pause, k.Stats, k.Help, k.Quit}
 }
 
 // FullHelp is the `?` screen, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.CopyCall, k.Export, k.Stats, k.Help, k.Quit},
-		{k.Pause, k.Interrupt, k.Cancel, k.Approve, k.Deny},
+		{k.Pause, k.Interrupt, k.Cancel, k.Approve, k.Deny, k.ReplayPause, k.ReplayStep},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Filter, k.ClearFilter, k.NextMatch, k.PrevMatch, k.Toggle, k.PrevNotebook, k.NextNotebook, k.StatsSort, k.StatsOpen},
 	}

@@ -112,6 +112,10 @@ type Model struct {
 	notebook notebookPane
 	execs    execsPane
 
+	replay       Replayer // the backend when it plays a recording, else nil
+	replayPaused bool     // as last set by the person
+	replaySpeed  float64  // the replay's speed; negative: as fast as possible
+
 	pending   pending
 	seq       int // for pending and status messages
 	status    string
@@ -176,6 +180,7 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 		frameEvery: opts.FrameInterval,
 	}
 	m.detail.expanded = map[string]bool{}
+	m.initReplay()
 	m.updateKeys()
 	return m
 }
@@ -294,6 +299,11 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	switch {
+	case key.Matches(msg, k.ReplayPause):
+		m.replayPaused = !m.replayPaused
+		return m, m.replayPauseCmd(m.replayPaused)
+	case key.Matches(msg, k.ReplayStep):
+		return m, m.replayStepCmd()
 	case key.Matches(msg, k.Zoom):
 		m.zoomed = !m.zoomed
 	case key.Matches(msg, k.NextPane):
@@ -505,6 +515,7 @@ func (m *Model) updateKeys() {
 			b.SetEnabled(false)
 		}
 	}
+	m.updateReplayKeys()
 	// A search's n and N, unless the selected call is held and n denies it.
 	matchKeys := m.calls.searching() && (m.focus == FocusCalls || m.focus == FocusDetail) && !k.Deny.Enabled()
 	k.NextMatch.SetEnabled(matchKeys)
@@ -517,7 +528,8 @@ func (m *Model) updateKeys() {
 		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.CopyToken,
 			&k.Zoom, &k.CopyCall, &k.Export,
 			&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom,
-			&k.Filter, &k.ClearFilter, &k.NextMatch, &k.PrevMatch, &k.Toggle, &k.PrevNotebook, &k.NextNotebook} {
+			&k.Filter, &k.ClearFilter, &k.NextMatch, &k.PrevMatch, &k.Toggle, &k.PrevNotebook, &k.NextNotebook,
+			&k.ReplayPause, &k.ReplayStep} {
 			b.SetEnabled(false)
 		}
 	} else {
@@ -596,6 +608,7 @@ func (m *Model) headerView() string {
 	if m.info.Mode != "" {
 		stats = append(stats, s.HeaderValue.Render(m.info.Mode))
 	}
+	stats = append(stats, m.replayHeader()...)
 	// A managed Jupyter server being restarted comes first: every call
 	// fails until it is back.
 	// A managed server still starting or unable to start says so in the

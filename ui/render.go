@@ -76,6 +76,7 @@ type headerKey struct {
 	w                        int
 	calls, notebooks, server uint64
 	closed                   bool
+	replayPaused             bool
 }
 
 // footerKey names what the footer shows.
@@ -144,7 +145,7 @@ func (m Model) View() string {
 		return vc.frame
 	}
 	l := m.layout()
-	header := vc.header.get(headerKey{m.width, m.st.CallsVer, m.st.NotebooksVer, m.st.ServerVer, m.closed}, m.headerView)
+	header := vc.header.get(headerKey{m.width, m.st.CallsVer, m.st.NotebooksVer, m.st.ServerVer, m.closed, m.replayPaused}, m.headerView)
 	footer := vc.footer.get(m.footerKey(), m.footerView)
 	var body []string
 	bodyW := m.width

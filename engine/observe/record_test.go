@@ -70,7 +70,7 @@ func TestRecordRedactsAndReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Info().Mode != "replay of session.jsonl" {
+	if b.Info().Mode != "replaying session.jsonl" {
 		t.Errorf("mode %q", b.Info().Mode)
 	}
 	if err := b.CancelCall("c5"); err != ErrReadOnly {
