@@ -95,6 +95,7 @@ func (p *callsPane) setFilter(m *Model, f string) {
 	p.filter, p.query = f, q
 	if q.Empty() {
 		p.filter = ""
+		m.st.ForgetSearchIndex()
 	}
 	p.clampSelection(m)
 	m.syncDetail()

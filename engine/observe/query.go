@@ -3,9 +3,7 @@ package observe
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -386,6 +384,15 @@ func (c *Call) haystack() string {
 	return c.hay
 }
 
+// ForgetSearchIndex drops the search text of every call. The index holds
+// a lower-case copy of what each call keeps, so a reader drops it when it
+// stops searching; the next search builds it again.
+func (s *State) ForgetSearchIndex() {
+	for _, c := range s.Calls {
+		c.indexed, c.hay, c.kind = false, "", ""
+	}
+}
+
 // index builds the call's search text and kind once per change of the call
 // (applyCall clears them).
 func (c *Call) index() {
@@ -393,6 +400,7 @@ func (c *Call) index() {
 		return
 	}
 	var b strings.Builder
+	b.Grow(len(c.Tool) + len(c.Error) + len(c.Args) + len(c.Text) + len(c.Structured) + len(c.Meta) + 8)
 	b.WriteString(c.Tool)
 	b.WriteByte('\n')
 	if c.Error != "" {
@@ -407,48 +415,112 @@ func (c *Call) index() {
 	jsonValues(&b, c.Structured)
 	jsonValues(&b, c.Meta)
 	c.hay = strings.ToLower(b.String())
-	c.kind = ""
-	if len(c.Structured) > 0 {
-		var top struct {
-			Kind string `json:"kind"`
-		}
-		if json.Unmarshal(c.Structured, &top) == nil {
-			c.kind = top.Kind
-		}
-	}
+	c.kind = topLevelKind(c.Structured)
 	c.indexed = true
 }
 
-// jsonValues writes every key and scalar of raw to b, one a line. What
-// cannot be parsed (a document cut for size) is written as it is from
-// there on.
+// topLevelKind is the string value of the "kind" key of the object raw
+// holds, "" when it has none. It scans to that key rather than decode
+// what may be a large document.
+func topLevelKind(raw json.RawMessage) string {
+	depth := 0
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			j := i + 1
+			for j < len(raw) && raw[j] != '"' {
+				if raw[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(raw) {
+				return ""
+			}
+			key := raw[i : j+1]
+			i = j
+			if depth != 1 || string(key) != `"kind"` {
+				continue
+			}
+			// A key is followed by a colon; a value is not.
+			k := j + 1
+			for k < len(raw) && (raw[k] == ' ' || raw[k] == '\n' || raw[k] == '\t' || raw[k] == '\r') {
+				k++
+			}
+			if k >= len(raw) || raw[k] != ':' {
+				continue
+			}
+			var kind string
+			dec := json.NewDecoder(bytes.NewReader(raw[k+1:]))
+			if dec.Decode(&kind) == nil {
+				return kind
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// jsonValues writes every key and scalar of raw to b, one a line: strings
+// unescaped, numbers and literals as written. It scans rather than decodes
+// (a decoder's tokens cost a second per 10 MB, a keystroke's worth of a full
+// timeline), and it does not validate: a document cut for size gives what
+// it has, an unterminated string as it is.
 func jsonValues(b *strings.Builder, raw json.RawMessage) {
-	if len(raw) == 0 {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case c == '"':
+			j, escaped := i+1, false
+			for j < len(raw) && raw[j] != '"' {
+				if raw[j] == '\\' {
+					escaped = true
+					j++
+				}
+				j++
+			}
+			if j >= len(raw) {
+				b.Write(raw[i+1:])
+				b.WriteByte('\n')
+				return
+			}
+			if escaped {
+				writeUnquoted(b, raw[i:j+1])
+			} else {
+				b.Write(raw[i+1 : j])
+			}
+			b.WriteByte('\n')
+			i = j + 1
+		case c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z':
+			j := i
+			for j < len(raw) && isScalarByte(raw[j]) {
+				j++
+			}
+			b.Write(raw[i:j])
+			b.WriteByte('\n')
+			i = j
+		default:
+			i++
+		}
+	}
+}
+
+// writeUnquoted writes the JSON string q unescaped, or as it is when it is
+// not a valid one.
+func writeUnquoted(b *strings.Builder, q []byte) {
+	var str string
+	if json.Unmarshal(q, &str) == nil {
+		b.WriteString(str)
 		return
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			if off := dec.InputOffset(); !errors.Is(err, io.EOF) && int(off) < len(raw) {
-				b.Write(raw[off:])
-				b.WriteByte('\n')
-			}
-			return
-		}
-		switch t := tok.(type) {
-		case string:
-			b.WriteString(t)
-		case json.Number:
-			b.WriteString(t.String())
-		case bool:
-			b.WriteString(strconv.FormatBool(t))
-		case nil:
-			b.WriteString("null")
-		default:
-			continue // delimiters
-		}
-		b.WriteByte('\n')
-	}
+	b.Write(q[1 : len(q)-1])
+}
+
+// isScalarByte reports whether c may be part of a JSON number or literal.
+func isScalarByte(c byte) bool {
+	return c == '-' || c == '+' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

@@ -194,6 +194,14 @@ func TestQueryIndexFollowsTheCall(t *testing.T) {
 	if k.Match(c, s.Sessions, now) {
 		t.Error("kind matched a call without structuredContent")
 	}
+	// Forgotten, the index is built again on the next search.
+	s.ForgetSearchIndex()
+	if c.hay != "" || c.indexed {
+		t.Error("ForgetSearchIndex kept the search text")
+	}
+	if !q.Match(c, s.Sessions, now) {
+		t.Error("no match after the index was forgotten")
+	}
 }
 
 // TestQueryCutJSON checks that arguments cut for size (no longer valid
@@ -212,6 +220,56 @@ func TestQueryCutJSON(t *testing.T) {
 		q, _ := ParseQuery(`"` + w + `"`)
 		if got := q.Match(c, nil, time.Time{}); got != want {
 			t.Errorf("%q in cut arguments: match %v, want %v", w, got, want)
+		}
+	}
+}
+
+// BenchmarkSearchTimeline searches a full timeline of calls with 20 KB
+// results: "indexed" is a search after the first (the index is kept),
+// "cold" builds the index each time (the first search after a change).
+func BenchmarkSearchTimeline(b *testing.B) {
+	s := NewState(nil)
+	rows := make([]map[string]any, 200)
+	for i := range rows {
+		rows[i] = map[string]any{"path": "data/file_" + strings.Repeat("x", 40), "size": i * 1000, "type": "file"}
+	}
+	for i := 0; i < MaxCalls; i++ {
+		id := "c" + strings.Repeat("0", 3) + string(rune('a'+i%26)) + time.Duration(i).String()
+		structured, _ := json.Marshal(map[string]any{"kind": "rows", "items": rows})
+		s.Apply(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Tool: "list_files", Args: json.RawMessage(`{"path":"data"}`)}})
+		s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Status: engine.CallOK, Structured: structured, Text: "listing"}})
+	}
+	q, _ := ParseQuery("needle tool:list_*")
+	now := time.Now()
+	run := func(b *testing.B, forget bool) {
+		for i := 0; i < b.N; i++ {
+			if forget {
+				s.ForgetSearchIndex()
+			}
+			for _, c := range s.Calls {
+				q.Match(c, s.Sessions, now)
+			}
+		}
+	}
+	b.Run("cold", func(b *testing.B) { run(b, true) })
+	b.Run("indexed", func(b *testing.B) { run(b, false) })
+}
+
+func TestTopLevelKind(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		`{"kind":"rows","items":[]}`:                     "rows",
+		`{"result":{"kind":"inner"},"kind" : "outputs"}`: "outputs",
+		`{"items":[{"kind":"x"}]}`:                       "",
+		`{"note":"kind","other":1}`:                      "",
+		`{"a":"\"kind\"","kind":"message"}`:              "message",
+		`{"kind":3}`:                                     "",
+		`{"kind":"cut`:                                   "",
+		``:                                               "",
+		`{"kind":"code.execute","outputs":["{\"kind\""]}`: "code.execute",
+	} {
+		if got := topLevelKind(json.RawMessage(raw)); got != want {
+			t.Errorf("topLevelKind(%s) = %q, want %q", raw, got, want)
 		}
 	}
 }
