@@ -273,3 +273,39 @@ func TestTopLevelKind(t *testing.T) {
 		}
 	}
 }
+
+// FuzzQuery parses any query and matches it against a call whose arguments
+// and result are any bytes: neither may panic, a parsed query is never
+// an error, and a query of plain words always finds a call holding them.
+func FuzzQuery(f *testing.F) {
+	f.Add(`tool:read_* "a phrase" status:ok|held took:>1s cell:3 kind:rows session:ab`, []byte(`{"kind":"rows","items":[{"a":"b\"c"}]}`))
+	f.Add(`took:<`, []byte(`{"cut`))
+	f.Add(`"unclosed`, []byte(`[1,2,"\u00e9"]`))
+	f.Fuzz(func(t *testing.T, query string, doc []byte) {
+		q, err := ParseQuery(query)
+		s := NewState(nil)
+		s.Apply(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c1", Tool: "read_cell", Args: doc}})
+		s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c1", Status: engine.CallOK, Structured: doc, Meta: doc, Text: query}})
+		c := s.Call("c1")
+		if err == nil {
+			q.Match(c, s.Sessions, time.Now())
+		}
+		// The query typed is the call's text: each of its plain words
+		// (no quotes, no colon) is found in it.
+		var words []string
+		for _, w := range strings.Fields(query) {
+			if !strings.ContainsAny(w, `":`) {
+				words = append(words, w)
+			}
+		}
+		if len(words) > 0 {
+			wq, err := ParseQuery(strings.Join(words, " "))
+			if err != nil {
+				t.Fatalf("plain words %q: %v", words, err)
+			}
+			if !wq.Match(c, nil, time.Now()) {
+				t.Fatalf("words %q not found in a text holding them", words)
+			}
+		}
+	})
+}
