@@ -152,6 +152,10 @@ func replayAgainst(ctx context.Context, o *replayOptions, stdout, stderr io.Writ
 	if err != nil {
 		return fail(err)
 	}
+	if len(calls) == 0 {
+		// A check that compares nothing must not pass.
+		return fail(fmt.Errorf("%s holds no tool call to replay (%d not replayable)", o.against, len(skipped)))
+	}
 	var roots []string
 	args := []string{"--transport", "streamable-http", "--port", "0", "--bind", "127.0.0.1", "--tui=false",
 		"--feed", "", "--record", "", "--approve", "off", "--log-level", "warn", "--jupyter-url", o.jupyterURL}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,5 +63,20 @@ func TestReplayPace(t *testing.T) {
 		if got := replayPace(speed).Speed; got != want {
 			t.Errorf("--speed %v: ReplayOptions.Speed %v, want %v", speed, got, want)
 		}
+	}
+}
+
+// A recording with no call to replay fails the check (exit 2) rather than
+// passing it having compared nothing; it starts no server.
+func TestReplayAgainstNothing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(path, []byte(`{"seq":1,"time":"2026-01-01T00:00:00Z","type":"kernel.status","kernel":{"id":"k","state":"idle"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	code := replayAgainst(context.Background(), &replayOptions{against: path}, &out, &errOut)
+	if code != 2 || !strings.Contains(errOut.String(), "holds no tool call to replay") || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 }

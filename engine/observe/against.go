@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,7 +50,8 @@ type SkippedCall struct {
 // ReadCalls reads the tool calls of a recording made with --record, in the
 // order they started. Calls that were denied or cancelled, and calls the
 // recording holds no result for, are returned as skipped: their outcome was
-// decided by a person or by the end of the run, not by the server.
+// decided by a person or by the end of the run, not by the server. So are
+// calls whose arguments held a secret (redacted in the recording).
 func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -94,6 +96,11 @@ func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 			continue
 		case p.finished.Status == engine.CallCancelled || p.finished.Status == engine.CallDenied:
 			skipped = append(skipped, SkippedCall{n, tool, string(p.finished.Status)})
+			continue
+		case bytes.Contains(p.start.Args, []byte(redacted)):
+			// A token was cut out of them: run as recorded, the call
+			// would use "[redacted]" as a token or a URL.
+			skipped = append(skipped, SkippedCall{n, tool, "arguments redacted"})
 			continue
 		}
 		calls = append(calls, RecordedCall{N: n, Session: p.start.Session, Tool: tool, Args: p.start.Args, Result: recordedResult(p.finished)})

@@ -33,6 +33,8 @@ func TestReadCallsPairsAndSkips(t *testing.T) {
 		start(7, "d", "delete_cell"),
 		finish(8, engine.CallEvent{ID: "d", Status: engine.CallDenied}),
 		{Time: at(9), Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k", State: "idle"}},
+		{Time: at(9), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "f", Tool: "connect_to_jupyter", Args: raw(t, map[string]any{"jupyter_token": redacted})}},
+		finish(9, engine.CallEvent{ID: "f", Status: engine.CallOK}),
 		start(10, "e", "list_kernels"),                                // the run ended here
 		finish(11, engine.CallEvent{ID: "zz", Status: engine.CallOK}), // no start
 	} {
@@ -53,7 +55,7 @@ func TestReadCallsPairsAndSkips(t *testing.T) {
 		calls[1].N != 2 || calls[1].Result.Status != StatusToolError || calls[1].Result.Text != "no such cell" {
 		t.Fatalf("calls %+v", calls)
 	}
-	want := []SkippedCall{{3, "execute_code", "cancelled"}, {4, "delete_cell", "denied"}, {5, "list_kernels", "no result recorded"}}
+	want := []SkippedCall{{3, "execute_code", "cancelled"}, {4, "delete_cell", "denied"}, {5, "connect_to_jupyter", "arguments redacted"}, {6, "list_kernels", "no result recorded"}}
 	if len(skipped) != len(want) {
 		t.Fatalf("skipped %+v, want %+v", skipped, want)
 	}
@@ -62,7 +64,7 @@ func TestReadCallsPairsAndSkips(t *testing.T) {
 			t.Fatalf("skipped %+v, want %+v", skipped, want)
 		}
 	}
-	if s := Summary("r.jsonl", calls, skipped, nil); s != "replay: all 2 calls of r.jsonl answered as recorded; 3 not replayed (1 cancelled, 1 denied, 1 no result recorded)" {
+	if s := Summary("r.jsonl", calls, skipped, nil); s != "replay: all 2 calls of r.jsonl answered as recorded; 4 not replayed (1 arguments redacted, 1 cancelled, 1 denied, 1 no result recorded)" {
 		t.Errorf("summary %q", s)
 	}
 	if _, _, err := ReadCalls(filepath.Join(t.TempDir(), "none.jsonl")); err == nil {
