@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
 )
 
 // config is the resolved command line: every option as a typed field. Each
@@ -49,6 +50,7 @@ type config struct {
 	ApproveTimeout time.Duration
 	Record         string
 	Theme          string // auto, light or dark
+	ImageProtocol  string // auto, kitty, iterm2, sixel or halfblocks
 	// Logging
 	LogFile  string
 	LogLevel slog.Level
@@ -101,6 +103,7 @@ func (c *config) options() []*option {
 		{group: "Workbench", name: "approve-timeout", env: "APPROVE_TIMEOUT", def: "120", set: asSeconds(&c.ApproveTimeout), help: "seconds a held call waits for a decision before it is denied"},
 		{group: "Workbench", name: "record", env: "RECORD_FILE", def: "", set: asText(&c.Record), help: "write every call and result as JSON lines to this file (tokens redacted)"},
 		{group: "Workbench", name: "theme", env: "MCP_THEME", def: "auto", set: asOneOf(&c.Theme, "auto, light or dark", "auto", "light", "dark"), help: "workbench colours: auto (follow the terminal's background), light or dark; NO_COLOR=1 turns colours off"},
+		{group: "Workbench", name: "image-protocol", env: "MCP_IMAGE_PROTOCOL", def: "auto", set: asOneOf(&c.ImageProtocol, "auto, kitty, iterm2, sixel or halfblocks", ui.ImageProtocols...), help: "how the workbench draws an image opened full-window: auto (from the environment, else asked of the terminal at start-up; half blocks inside tmux unless allow-passthrough is on), kitty, iterm2, sixel or halfblocks"},
 		{group: "Logging", name: "log-file", env: "LOG_FILE", def: "", set: asText(&c.LogFile), help: "write logs to this file (default: stderr, or nowhere while the TUI runs)"},
 		{group: "Logging", name: "log-level", env: "LOG_LEVEL", def: "info", set: asLogLevel(&c.LogLevel), help: "debug, info, warn or error"},
 	}

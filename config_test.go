@@ -219,3 +219,25 @@ func TestEnvTheme(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvImageProtocol(t *testing.T) {
+	for _, c := range []struct{ env, want string }{
+		{"", "auto"},
+		{"sixel", "sixel"},
+		{"kitty", "kitty"},
+		{"halfblocks", "halfblocks"},
+		{"png", "auto"}, // refused: attach and replay detect
+	} {
+		t.Setenv("MCP_IMAGE_PROTOCOL", c.env)
+		if got := envImageProtocol(); got != c.want {
+			t.Errorf("MCP_IMAGE_PROTOCOL=%q: %q, want %q", c.env, got, c.want)
+		}
+	}
+	cfg, err := parseConfig([]string{"--image-protocol", "iterm2"}, func(string) string { return "" }, &bytes.Buffer{})
+	if err != nil || cfg.ImageProtocol != "iterm2" {
+		t.Fatalf("--image-protocol iterm2: %v %q", err, cfg.ImageProtocol)
+	}
+	if _, err := parseConfig([]string{"--image-protocol", "ascii"}, func(string) string { return "" }, &bytes.Buffer{}); err == nil {
+		t.Fatal("--image-protocol ascii should be refused")
+	}
+}

@@ -131,7 +131,7 @@ func runAttach(args []string) int {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
 		return 1
 	}
-	if err := ui.Run(ctx, feed, ui.RunOptions{Theme: th}); err != nil {
+	if err := ui.Run(ctx, feed, ui.RunOptions{Theme: th, ImageProtocol: envImageProtocol()}); err != nil {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
 		return 1
 	}
@@ -156,6 +156,23 @@ func envTheme() (string, error) {
 		}
 	}
 	return c.Theme, nil
+}
+
+// envImageProtocol is --image-protocol for attach and replay, which take no
+// flags: its environment variable, checked by the same entry of the option
+// table; a value it refuses is auto.
+func envImageProtocol() string {
+	var c config
+	for _, o := range c.options() {
+		if o.name != "image-protocol" {
+			continue
+		}
+		v := os.Getenv(o.env)
+		if v == "" || o.set.parse(v) != "" {
+			o.set.parse(o.def)
+		}
+	}
+	return c.ImageProtocol
 }
 
 // startRecorder writes every event to path as JSON lines, secrets redacted.

@@ -215,7 +215,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			httpSrv.Shutdown(sctx)
 		}()
 		if workbenchMode(cfg) {
-			return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme})
+			return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme, ImageProtocol: cfg.ImageProtocol})
 		}
 		shown := token
 		if from := cfg.origin(&cfg.MCPToken).from; from != "default" {

@@ -1,11 +1,8 @@
 package ui
 
 import (
-	"bytes"
 	"image"
 	"image/color"
-	"image/jpeg"
-	"image/png"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,19 +204,11 @@ func decodeShown(mime string, data []byte) any {
 	return &shownImage{img: img, err: err}
 }
 
-// decodeImage decodes a PNG or JPEG and reduces it to maxImageWidth pixels
-// wide, so that drawing it on every frame stays cheap.
+// decodeImage decodes a PNG, JPEG or GIF within decodeLimited's limits
+// and reduces it to maxImageWidth pixels wide, so that drawing it on every
+// frame stays cheap.
 func decodeImage(mime string, data []byte) (image.Image, string) {
-	var (
-		img image.Image
-		err error
-	)
-	switch mime {
-	case "image/jpeg":
-		img, err = jpeg.Decode(bytes.NewReader(data))
-	default:
-		img, err = png.Decode(bytes.NewReader(data))
-	}
+	img, err := decodeLimited(mime, data)
 	if err != nil {
 		return nil, err.Error()
 	}

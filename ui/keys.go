@@ -56,6 +56,7 @@ type KeyMap struct {
 	Toggle key.Binding
 
 	// Notebook pane.
+	OpenImage    key.Binding
 	PrevNotebook key.Binding
 	NextNotebook key.Binding
 }
@@ -103,6 +104,7 @@ func DefaultKeyMap() KeyMap {
 
 		Toggle: key.NewBinding(key.WithKeys("enter", " "), key.WithHelp("enter/space", "fold/unfold")),
 
+		OpenImage:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open image full-window")),
 		PrevNotebook: key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous notebook")),
 		NextNotebook: key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next notebook")),
 	}
@@ -110,7 +112,7 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the one-line help at the bottom: the keys that work now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.ReplayPause, k.ReplayStep, k.Approve, k.Deny, k.Interrupt, k.Cancel, k.Pause, k.Stats, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.OpenImage, k.ReplayPause, k.ReplayStep, k.Approve, k.Deny, k.Interrupt, k.Cancel, k.Pause, k.Stats, k.Help, k.Quit}
 }
 
 // FullHelp is the `?` screen, one column per group.
@@ -119,7 +121,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.CopyCall, k.Export, k.Stats, k.Help, k.Quit},
 		{k.Pause, k.Interrupt, k.Cancel, k.Approve, k.Deny, k.ReplayPause, k.ReplayStep},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Filter, k.ClearFilter, k.NextMatch, k.PrevMatch, k.Toggle, k.PrevNotebook, k.NextNotebook, k.StatsSort, k.StatsOpen},
+		{k.Filter, k.ClearFilter, k.NextMatch, k.PrevMatch, k.Toggle, k.OpenImage, k.PrevNotebook, k.NextNotebook, k.StatsSort, k.StatsOpen},
 	}
 }
 

@@ -124,6 +124,10 @@ type Model struct {
 	copyFn    func(string) error
 	exportDir string // where E writes; "" is the working directory
 
+	img       *imageView        // the image open full-window, or nil
+	imgTarget imageTarget       // how images are drawn full-window
+	cellSize  func() (w, h int) // the terminal's cell in pixels, or nil
+
 	vc         *viewCache    // drawings kept between frames (render.go)
 	uiVer      uint64        // changes with every message but engine events
 	frameEvery time.Duration // engine events redraw at most once per this
@@ -145,6 +149,15 @@ type Options struct {
 	// working directory (the temporary directory when that cannot be
 	// written).
 	ExportDir string
+	// ImageProtocol is how an image opened full-window is drawn (Run
+	// detects it); ImageReason says why, on screen; ImageTmux wraps the
+	// escapes for tmux's passthrough. Default half blocks.
+	ImageProtocol ImageProtocol
+	ImageReason   string
+	ImageTmux     bool
+	// CellSize is the terminal's character cell in pixels (0, 0 when it
+	// is not known), asked when an image is opened.
+	CellSize func() (w, h int)
 }
 
 // NewModel returns the root model drawing with styles.
@@ -176,8 +189,13 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 		calls:      callsPane{follow: true, input: ti},
 		copyFn:     opts.Copy,
 		exportDir:  opts.ExportDir,
+		imgTarget:  imageTarget{proto: opts.ImageProtocol, tmux: opts.ImageTmux, reason: opts.ImageReason},
+		cellSize:   opts.CellSize,
 		vc:         &viewCache{},
 		frameEvery: opts.FrameInterval,
+	}
+	if m.imgTarget.proto == "" || m.imgTarget.proto == ImageAuto {
+		m.imgTarget.proto = ImageHalfBlocks
 	}
 	m.detail.expanded = map[string]bool{}
 	m.initReplay()
@@ -210,6 +228,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
+		if m.img != nil {
+			// Prepared again for the new size; until then the view
+			// says it is drawing.
+			m.img.ready = false
+			cmd = m.prepareImageCmd()
+		}
+	case imageReadyMsg:
+		m.imageReady(msg)
 	case eventsMsg:
 		m.clock = m.now()
 		for _, ev := range msg {
@@ -268,6 +294,9 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		return m, nil
+	}
+	if m.img != nil {
+		return m.handleImageKey(msg)
 	}
 	if m.calls.filtering {
 		return m.calls.handleFilterKey(m, msg)
@@ -331,6 +360,8 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		}
 	case key.Matches(msg, k.CopyToken):
 		return m, m.copyTokenCmd()
+	case key.Matches(msg, k.OpenImage):
+		return m.openImage()
 	case key.Matches(msg, k.CopyCall):
 		return m, m.copyCallCmd()
 	case key.Matches(msg, k.Export):
@@ -498,6 +529,7 @@ func (m *Model) updateKeys() {
 	k.NextNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.CopyToken.SetEnabled(m.info.Token != "")
 	k.CopyCall.SetEnabled(c != nil)
+	k.OpenImage.SetEnabled(m.focus == FocusNotebook && m.selectedImage() != nil)
 	k.Export.SetEnabled(len(m.st.Calls) > 0)
 	if m.zoomed {
 		k.Zoom.SetHelp("z/esc", "unzoom pane")

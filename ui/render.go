@@ -79,6 +79,13 @@ type headerKey struct {
 	replayPaused             bool
 }
 
+// imageKey names what the full-window image's frame shows.
+type imageKey struct {
+	seq   uint64
+	ready bool
+	w, h  int
+}
+
 // footerKey names what the footer shows.
 type footerKey struct {
 	w         int
@@ -101,6 +108,11 @@ type viewCache struct {
 	labels map[engine.CallStatus]string // call statuses in their colours
 	vis    visCache                     // the calls the search lets through (search.go)
 	stats  cached[paneKey]              // the stats view (stats.go)
+
+	// kittyShown says a kitty image was drawn: every frame of the panes
+	// starts with its delete from then on (imageview.go says why).
+	kittyShown bool
+	image      cached[imageKey] // the full-window image's frame
 
 	frame         string    // the last screen drawn
 	drawnAt       time.Time // the clock it was drawn at
@@ -140,6 +152,11 @@ func (m Model) View() string {
 	if m.width < minWidth || m.height < minHeight {
 		vc.frame = ""
 		return m.tooSmallView()
+	}
+	if m.img != nil {
+		v := m.img
+		vc.frame = ""
+		return vc.image.get(imageKey{v.seq, v.ready, m.width, m.height}, m.imageFrame)
 	}
 	if m.deferDraw && vc.frame != "" {
 		return vc.frame
@@ -199,6 +216,9 @@ func (m Model) View() string {
 	}
 	var sb strings.Builder
 	sb.Grow(len(header) + len(footer) + len(body)*(bodyW+16))
+	if vc.kittyShown {
+		sb.WriteString(kittyDelete)
+	}
 	for _, line := range strings.Split(header, "\n") {
 		sb.WriteString(line + pad + "\n")
 	}

@@ -3,6 +3,9 @@ package ui
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -20,6 +23,10 @@ type RunOptions struct {
 	// Theme is theme.LightName, theme.DarkName, or theme.Auto ("" too):
 	// follow the terminal's background.
 	Theme string
+	// ImageProtocol forces how images opened full-window are drawn;
+	// "" or auto detects it from the environment and, when that says
+	// nothing, by asking the terminal once, before the workbench starts.
+	ImageProtocol string
 }
 
 // Run shows the workbench on the terminal until the person quits or ctx is
@@ -40,7 +47,17 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 	// same TTY.
 	r := theme.NewRenderer(tty)
 	styles := theme.ForTheme(r, opts.Theme)
+	target := detectImages(tty, ImageProtocol(opts.ImageProtocol))
 	m := NewModel(b, styles, Options{
+		ImageProtocol: target.proto,
+		ImageReason:   target.reason,
+		ImageTmux:     target.tmux,
+		CellSize: func() (int, int) {
+			if w, h := cellSizeOf(tty); w > 0 && h > 0 {
+				return w, h
+			}
+			return target.cellW, target.cellH
+		},
 		Copy: func(s string) error {
 			r.Output().Copy(s)
 			return nil
@@ -63,6 +80,46 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 		return nil
 	}
 	return err
+}
+
+// probeTimeout bounds the wait for the terminal's answers at start-up.
+// Terminals answer in milliseconds, over ssh in a round trip; one that
+// answers nothing costs this once.
+const probeTimeout = 500 * time.Millisecond
+
+// detectedImages is how images are drawn, and the cell size the terminal
+// told when it was asked.
+type detectedImages struct {
+	imageTarget
+	cellW, cellH int
+}
+
+// detectImages decides how images are drawn full-window: forced, or from
+// the environment, or by asking the terminal (only when the environment
+// says nothing, and never inside tmux, which answers for itself).
+func detectImages(tty *os.File, forced ImageProtocol) detectedImages {
+	var probe termProbe
+	if needsProbe(forced, os.Getenv) {
+		probe = probeTerminal(tty, probeTimeout)
+	}
+	passthrough := false
+	if os.Getenv("TMUX") != "" && (forced == "" || forced == ImageAuto) {
+		passthrough = tmuxPassthroughOn()
+	}
+	return detectedImages{chooseProtocol(forced, os.Getenv, passthrough, probe), probe.cellW, probe.cellH}
+}
+
+// tmuxPassthroughOn asks tmux whether this pane lets escapes through to
+// the terminal around it (allow-passthrough on or all).
+func tmuxPassthroughOn() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "tmux", "show-options", "-Apv", "allow-passthrough").Output()
+	if err != nil {
+		return false
+	}
+	v := strings.TrimSpace(string(out))
+	return v == "on" || v == "all"
 }
 
 // Bridge batching: a batch is sent when it holds bridgeBatch events or when
