@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +16,13 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
-// TestWorkbenchZoomAndExportEndToEnd runs the binary in a real terminal on
-// a real managed Jupyter: a client makes calls, z gives the focused pane
-// the whole window and z gives it back, and E writes the calls to a JSON
-// Lines file in the working directory with the tokens redacted.
-func TestWorkbenchZoomAndExportEndToEnd(t *testing.T) {
+// TestWorkbenchZoomImageAndExportEndToEnd runs the binary in a real
+// terminal on a real managed Jupyter: a client makes calls, z gives the
+// focused pane the whole window and z gives it back, E writes the calls to
+// a JSON Lines file in the working directory with the tokens redacted, and
+// enter on a plot opens it full-window in half blocks (tmux without
+// passthrough) with no escape of a graphics protocol reaching the screen.
+func TestWorkbenchZoomImageAndExportEndToEnd(t *testing.T) {
 	needTmux(t)
 	bin := harness.Binary(t)
 	root := t.TempDir()
@@ -43,6 +46,9 @@ func TestWorkbenchZoomAndExportEndToEnd(t *testing.T) {
 	call(t, cs, "insert_execute_code_cell", map[string]any{"cell_index": -1,
 		"cell_source": fmt.Sprintf("print('http://lab:8888/lab?token=cell-secret-42')\nprint('key', %q)", token)})
 	tm.waitScreen(10*time.Second, "use_notebook", "insert_execute_code_cell", "cell-secret")
+	call(t, cs, "insert_execute_code_cell", map[string]any{"cell_index": -1,
+		"cell_source": "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.figure(figsize=(3,3)); plt.plot([1, 3, 2]); plt.show()"})
+	tm.waitScreen(10*time.Second, "image/png")
 
 	// The calls pane has the focus. z: it alone fills the window, its
 	// border from the first column to the last, from under the two header
@@ -73,7 +79,7 @@ func TestWorkbenchZoomAndExportEndToEnd(t *testing.T) {
 	// E: the calls shown (all: no filter) go to a file in the working
 	// directory, and the status line says which.
 	tm.key("E")
-	scr = tm.waitScreen(10*time.Second, "exported 2 calls to "+root)
+	scr = tm.waitScreen(10*time.Second, "exported 3 calls to "+root)
 	files, _ := filepath.Glob(filepath.Join(root, "jupyter-mcp-calls-*.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("export files %v:\n%s", files, scr)
@@ -113,15 +119,53 @@ func TestWorkbenchZoomAndExportEndToEnd(t *testing.T) {
 			t.Fatalf("exported call %s", sc.Bytes())
 		}
 		tools = append(tools, rec.Request.Params.Name)
-		if rec.Request.Params.Name == "insert_execute_code_cell" {
+		if src, _ := rec.Request.Params.Arguments["cell_source"].(string); strings.Contains(src, "print(") {
+			if len(rec.Result.Content) != 1 {
+				t.Fatalf("the print cell's result: %s", sc.Bytes())
+			}
 			text := rec.Result.Content[0].Text
 			if !strings.Contains(text, "http://lab:8888/lab?token=[redacted]") || !strings.Contains(text, "key [redacted]") {
 				t.Fatalf("the result text is not redacted as expected: %q", text)
 			}
 		}
 	}
-	if strings.Join(tools, ",") != "use_notebook,insert_execute_code_cell" {
+	if strings.Join(tools, ",") != "use_notebook,insert_execute_code_cell,insert_execute_code_cell" {
 		t.Fatalf("exported tools %v", tools)
+	}
+
+	// The notebook pane follows the plot's cell; enter there opens the
+	// plot full-window. Inside tmux without allow-passthrough that is
+	// half blocks: the window is the image drawn in ▀, and not one escape
+	// but colours reaches the terminal.
+	tm.key("Tab")
+	tm.key("Tab")
+	waitFor(t, tm, 10*time.Second, "the notebook pane to offer enter", func(scr string) bool {
+		return strings.Contains(scr, "enter open image full-window")
+	})
+	tm.key("Enter")
+	scr = waitFor(t, tm, 20*time.Second, "the plot in half blocks", func(scr string) bool {
+		return strings.Contains(scr, "halfblocks (tmux without allow-passthrough)") && strings.Count(scr, "▀") > 1000
+	})
+	if !strings.Contains(scr, "zoom · cell 1 · image/png") || strings.Contains(scr, "Executions") {
+		t.Fatalf("the image does not have the window:\n%s", scr)
+	}
+	styled, _ := tm.tmux("capture-pane", "-p", "-e", "-t", tm.name).Output()
+	if stray := sgr.ReplaceAll(styled, nil); bytes.ContainsRune(stray, 0x1b) {
+		i := bytes.IndexByte(stray, 0x1b)
+		t.Fatalf("an escape other than colours is on screen: %q", stray[i:min(i+40, len(stray))])
+	}
+	for _, leak := range []string{"_Ga=", "1337;File", "tmux;", "\"1;1;"} {
+		if strings.Contains(scr, leak) {
+			t.Fatalf("a graphics escape leaked onto the screen (%q):\n%s", leak, scr)
+		}
+	}
+	// q closes it (and does not quit); the panes are back, the image gone.
+	tm.key("q")
+	scr = waitFor(t, tm, 10*time.Second, "the panes back", func(scr string) bool {
+		return strings.Contains(scr, "Executions") && !strings.Contains(scr, "closes the image")
+	})
+	if strings.Count(scr, "▀") > 1000 {
+		t.Fatalf("the full-window image is still on screen:\n%s", scr)
 	}
 	tm.key("q")
 	deadline := time.Now().Add(20 * time.Second)
@@ -132,6 +176,9 @@ func TestWorkbenchZoomAndExportEndToEnd(t *testing.T) {
 		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
 	}
 }
+
+// sgr matches the colour and style sequences tmux writes in a capture.
+var sgr = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
 
 // waitFor waits until ok holds for the screen, and returns that screen.
 func waitFor(t *testing.T, tm *tmuxSession, timeout time.Duration, what string, ok func(string) bool) string {
