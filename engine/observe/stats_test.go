@@ -2,6 +2,8 @@ package observe
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -140,5 +142,62 @@ func TestSortStats(t *testing.T) {
 	}
 	if col != SortName || len(seen) != int(sortColumns) {
 		t.Errorf("Next does not cycle through every column")
+	}
+}
+
+// TestStatsAlikeLiveAttachedReplayed checks that the stats come out the
+// same from the live events, from the snapshot an attached workbench
+// starts from, and from a recording played back: the sizes and durations
+// they need travel with the call events.
+func TestStatsAlikeLiveAttachedReplayed(t *testing.T) {
+	t.Parallel()
+	live, _ := queryCalls(t)
+	live.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c6", Status: engine.CallOK, Duration: 4 * time.Second,
+		TextBytes: 6, StructuredBytes: 100, ImageBytes: 4000}})
+	want := ComputeStats(live, 5)
+
+	attached := NewState(nil)
+	for _, ev := range live.Snapshot() {
+		attached.Apply(ev)
+	}
+
+	path := filepath.Join(t.TempDir(), "rec.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := NewRecordWriter(f, nil)
+	for _, ev := range live.Snapshot() {
+		if err := rec.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	src, err := Replay(path, ReplayOptions{Speed: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := NewState(nil)
+	evs, stop := src.Subscribe()
+	defer stop()
+	for ev := range evs {
+		replayed.Apply(ev)
+	}
+
+	for name, s := range map[string]*State{"attached": attached, "replayed": replayed} {
+		got := ComputeStats(s, 5)
+		if fmt.Sprint(got.Tools) != fmt.Sprint(want.Tools) || fmt.Sprint(got.Sessions) != fmt.Sprint(want.Sessions) {
+			t.Errorf("%s stats differ:\n%+v\nwant\n%+v", name, got.Tools, want.Tools)
+		}
+		var ids, wantIDs []string
+		for i := range got.Slowest {
+			ids = append(ids, got.Slowest[i].ID)
+		}
+		for i := range want.Slowest {
+			wantIDs = append(wantIDs, want.Slowest[i].ID)
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(wantIDs) {
+			t.Errorf("%s slowest %v, want %v", name, ids, wantIDs)
+		}
 	}
 }
