@@ -21,14 +21,26 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
+// seedNotebook is a notebook the recorded session finds in its root and
+// opens, as a session on an existing project does.
+const seedNotebook = `{"cells": [{"cell_type": "markdown", "id": "5eed0001", "metadata": {}, "source": ["# seed"]}],
+ "metadata": {}, "nbformat": 4, "nbformat_minor": 5}`
+
 // recordSession records a short session of a go-sdk client with the real
-// binary over stdio, in a fresh root, and returns the recording's path.
-// The calls address the new cell by the id the server gave it, so a replay
-// must map recorded ids to its own.
-func recordSession(t *testing.T) string {
+// binary over stdio, in a root holding seed.ipynb, and returns the
+// recording's path and a folder with seed.ipynb as it was before (for
+// --from). The calls address the new cell by the id the server gave it, so
+// a replay must map recorded ids to its own.
+func recordSession(t *testing.T) (rec, from string) {
 	t.Helper()
-	rec := filepath.Join(t.TempDir(), "session.jsonl")
-	cs := harness.StartStdio(t, []string{"--feed", "", "--root-dir", t.TempDir(), "--record", rec})
+	rec = filepath.Join(t.TempDir(), "session.jsonl")
+	root, from := t.TempDir(), t.TempDir()
+	for _, dir := range []string{root, from} {
+		if err := os.WriteFile(filepath.Join(dir, "seed.ipynb"), []byte(seedNotebook), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := harness.StartStdio(t, []string{"--feed", "", "--root-dir", root, "--record", rec})
 	do := func(name string, args map[string]any, wantErr bool) *sdk.CallToolResult {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -42,6 +54,8 @@ func recordSession(t *testing.T) string {
 		}
 		return res
 	}
+	do("use_notebook", map[string]any{"notebook_name": "seed", "notebook_path": "seed.ipynb"}, false)
+	do("read_notebook", map[string]any{"notebook_name": "seed"}, false)
 	do("use_notebook", map[string]any{"notebook_name": "demo", "notebook_path": "demo.ipynb", "mode": "create"}, false)
 	ins := do("insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "x = 6*7\nprint(x)"}, false)
 	id, _ := ins.Meta["io.jupyter-mcp/cell_id"].(string)
@@ -55,16 +69,16 @@ func recordSession(t *testing.T) string {
 	// Closing the session ends the process; the recording is complete
 	// when it has exited.
 	cs.Close()
-	return rec
+	return rec, from
 }
 
 // runReplayAgainst runs `replay --against path` and returns its output
 // and exit code.
-func runReplayAgainst(t *testing.T, path string) (string, int) {
+func runReplayAgainst(t *testing.T, path, from string) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, harness.Binary(t), "replay", "--against", path)
+	cmd := exec.CommandContext(ctx, harness.Binary(t), "replay", "--against", path, "--from", from)
 	cmd.Env = harness.CleanEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -82,11 +96,11 @@ func runReplayAgainst(t *testing.T, path string) (string, int) {
 }
 
 func TestReplayAgainstThisBuild(t *testing.T) {
-	rec := recordSession(t)
+	rec, from := recordSession(t)
 
-	out, code := runReplayAgainst(t, rec)
+	out, code := runReplayAgainst(t, rec, from)
 	t.Logf("replay of the recording as made:\n%s", out)
-	if code != 0 || !strings.Contains(out, "replay: all 6 calls of "+rec+" answered as recorded") {
+	if code != 0 || !strings.Contains(out, "replay: all 8 calls of "+rec+" answered as recorded") {
 		t.Fatalf("exit %d, want 0 and the summary:\n%s", code, out)
 	}
 
@@ -120,7 +134,7 @@ func TestReplayAgainstThisBuild(t *testing.T) {
 	if err := os.WriteFile(changed, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, code = runReplayAgainst(t, changed)
+	out, code = runReplayAgainst(t, changed, from)
 	t.Logf("replay of the edited recording:\n%s", out)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1:\n%s", code, out)
@@ -131,11 +145,11 @@ func TestReplayAgainstThisBuild(t *testing.T) {
 			rows = append(rows, strings.Join(strings.Fields(l), " "))
 		}
 	}
-	want := []string{`#3 execute_cell text 43\n 42\n`, `#3 execute_cell structuredContent …e","outputs":["43\n"],"result":["43\n"]} …e","outputs":["42\n"],"result":["42\n"]}`}
+	want := []string{`#5 execute_cell text 43\n 42\n`, `#5 execute_cell structuredContent …e","outputs":["43\n"],"result":["43\n"]} …e","outputs":["42\n"],"result":["42\n"]}`}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("difference rows\n%s\nwant\n%s\nin:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"), out)
 	}
-	if !strings.Contains(out, "replay: 1 of 6 calls of "+changed+" answered differently (2 differences)") {
+	if !strings.Contains(out, "replay: 1 of 8 calls of "+changed+" answered differently (2 differences)") {
 		t.Fatalf("no summary:\n%s", out)
 	}
 }
