@@ -61,6 +61,7 @@ func (m *Model) helpView(w, h int) string {
 		"s: stats per tool and per session, and the slowest calls (o sorts by the next column, enter shows a call).",
 		"z gives the focused pane the whole window; z or esc gives it back.",
 		"C copies the selected call as JSON; E writes the calls shown to a .jsonl file (tokens redacted).",
+		"enter on a notebook cell with an image opens it full-window (" + string(m.imgTarget.proto) + " here); esc, enter or q closes it.",
 		"Any key closes this screen.",
 	} {
 		for _, l := range strings.Split(ansi.Wrap(note, max(w, 1), ""), "\n") {
