@@ -558,7 +558,7 @@ func (m *Model) updateKeys() {
 		// The stats view takes the keys: offer only its own.
 		k.Stats.SetHelp("s/esc", "close stats")
 		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.CopyToken,
-			&k.Zoom, &k.CopyCall, &k.Export,
+			&k.Zoom, &k.CopyCall, &k.Export, &k.OpenImage,
 			&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom,
 			&k.Filter, &k.ClearFilter, &k.NextMatch, &k.PrevMatch, &k.Toggle, &k.PrevNotebook, &k.NextNotebook,
 			&k.ReplayPause, &k.ReplayStep} {
