@@ -227,6 +227,7 @@ func TestJupyter(t *testing.T) {
 	run("ExternalEdit", testExternalEdit)
 	run("ConcurrentInserts", testConcurrentInserts)
 	run("GroupCommit", testGroupCommit)
+	run("ReadsDuringSave", testReadsDuringSave)
 	run("SaveLock", testSaveLock)
 	run("SaveLockRefreshRetries", testSaveLockRefreshRetries)
 	run("ListFiles", testListFiles)

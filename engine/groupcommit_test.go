@@ -318,3 +318,70 @@ func validateNBFormat(t *testing.T, file string) {
 		t.Fatalf("nbformat rejects the file: %v\n%s", err, out)
 	}
 }
+
+// heldSave passes every request to the real Jupyter server but holds back
+// the answer to a save of one notebook until release is closed: Jupyter has
+// written the file, we do not know its new last_modified yet.
+type heldSave struct {
+	path    string
+	written chan struct{} // closed once Jupyter answered the save
+	release chan struct{}
+}
+
+func (h *heldSave) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.EscapedPath(), h.path) {
+		close(h.written)
+		<-h.release
+	}
+	return resp, err
+}
+
+// testReadsDuringSave: a read while a save of ours is under way (the file
+// already changed on disk, its answer not back) neither waits for the save
+// nor shows the change before it is acknowledged.
+func testReadsDuringSave(t *testing.T, f *fixture) {
+	ctx := ctxT(t)
+	e := f.e
+	f.use(t, "s", "nb", "reads.ipynb", "create")
+	_, _, err := e.InsertCell(ctx, "s", "nb", -1, "code", "a")
+	checkNoError(t, "insert", err)
+	d, err := e.lookup("s", "nb")
+	checkNoError(t, "lookup", err)
+	h := &heldSave{path: "/api/contents/" + f.path("reads.ipynb"), written: make(chan struct{}), release: make(chan struct{})}
+	d.client, err = jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: h}})
+	checkNoError(t, "client", err)
+
+	inserted := make(chan error, 1)
+	go func() { _, _, err := e.InsertCell(ctx, "s", "nb", -1, "code", "b"); inserted <- err }()
+	<-h.written
+	// The next read checks the file anew (its last check is forgotten).
+	d.check.mu.Lock()
+	d.check.last = nil
+	d.check.mu.Unlock()
+	type answer struct {
+		cells []CellInfo
+		err   error
+	}
+	read := make(chan answer, 1)
+	go func() {
+		_, cells, err := e.ReadNotebook(ctx, "s", "nb", 0, 0)
+		read <- answer{cells, err}
+	}()
+	select {
+	case a := <-read:
+		checkNoError(t, "read during the save", a.err)
+		if cells := a.cells; len(cells) != 1 || cells[0].Source != "a" {
+			t.Errorf("a read during the save shows %d cells, want only the saved one", len(cells))
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("a read waited for a save in progress")
+	}
+	close(h.release)
+	checkNoError(t, "insert", <-inserted)
+	_, cells, err := e.ReadNotebook(ctx, "s", "nb", 0, 0)
+	checkNoError(t, "read after the save", err)
+	if len(cells) != 2 || cells[1].Source != "b" {
+		t.Errorf("after the save: %d cells, want a and b", len(cells))
+	}
+}
