@@ -217,7 +217,27 @@ type Styles struct {
 	JSONString lipgloss.Style
 	JSONNumber lipgloss.Style
 
+	// A held call's preview: the lines of a diff, and code by the kind of
+	// token (the workbench's lexer says which).
+	DiffAdd  lipgloss.Style
+	DiffDel  lipgloss.Style
+	DiffHunk lipgloss.Style
+	Syntax   Syntax
+
 	Help help.Styles
+}
+
+// Syntax styles code by token kind. The colours are the palette's: a
+// keyword is drawn like a title, a string like a JSON string, so code reads
+// in the same scheme as the rest of the screen.
+type Syntax struct {
+	Keyword  lipgloss.Style // def, if, import
+	Name     lipgloss.Style // the name a def or class introduces, builtins
+	String   lipgloss.Style
+	Number   lipgloss.Style
+	Comment  lipgloss.Style
+	Operator lipgloss.Style
+	Plain    lipgloss.Style // everything else
 }
 
 // NewRenderer returns a renderer writing to w (the TTY), with termenv's
@@ -304,6 +324,19 @@ func NewWithPalette(r *lipgloss.Renderer, p Palette) Styles {
 	s.JSONKey = fg(p.JSONKey)
 	s.JSONString = fg(p.JSONString)
 	s.JSONNumber = fg(p.JSONNumber)
+
+	s.DiffAdd = fg(p.OK)
+	s.DiffDel = fg(p.Error)
+	s.DiffHunk = fg(p.Accent)
+	s.Syntax = Syntax{
+		Keyword:  fg(p.Accent).Bold(true),
+		Name:     fg(p.Running),
+		String:   fg(p.JSONString),
+		Number:   fg(p.JSONNumber),
+		Comment:  fg(p.Muted).Italic(true),
+		Operator: fg(p.Cancelled),
+		Plain:    fg(p.Text),
+	}
 
 	s.Help = help.Styles{
 		Ellipsis:       fg(p.Subtle),

@@ -154,6 +154,9 @@ func (m *Model) syncDetail() {
 }
 
 func (p *detailPane) title(m *Model) string {
+	if m.held.mode == editArgs {
+		return " Edit " + m.held.callID + " "
+	}
 	if c := m.selectedCall(); c != nil {
 		return " Call " + c.ID + " "
 	}
@@ -240,13 +243,19 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	if c.Status == engine.CallRunning || c.Status == engine.CallHeld {
 		dur = formatDuration(m.clock.Sub(c.Started)) + " so far"
 	}
-	head := s.Bold.Render(c.Tool) + "  " + m.statusLabel(c.Status) + "  " + dur + s.Muted.Render("  session "+c.Session)
+	session := "  session " + c.Session
+	if client := m.st.Sessions[c.Session]; client != "" {
+		session += " (" + client + ")"
+	} else if c.Preview != nil && c.Preview.Client != "" {
+		session += " (" + c.Preview.Client + ")"
+	}
+	head := s.Bold.Render(c.Tool) + "  " + m.statusLabel(c.Status) + "  " + dur + s.Muted.Render(session)
 	if c.Destructive {
 		head += s.Warning.Render("  destructive")
 	}
 	add(head)
 	if c.Status == engine.CallHeld {
-		add(s.Held.Render("held: y allows it, n denies it, x x cancels it"))
+		add(m.heldLines(c, w)...)
 	}
 	if c.Progress != "" && c.Status == engine.CallRunning {
 		add(s.Muted.Render("progress: ") + c.Progress)
@@ -405,6 +414,13 @@ func (m *Model) metaLines(c *observe.Call) []string {
 
 // view draws the visible window of the detail lines.
 func (p *detailPane) view(m *Model, w, h int) []string {
+	if m.held.mode == editArgs {
+		lines := m.editorLines(w)
+		if len(lines) > h {
+			lines = lines[:h]
+		}
+		return lines
+	}
 	lines, _ := m.detailLines(w)
 	off := clamp(p.offset, 0, max(len(lines)-h, 0))
 	lines = lines[off:]

@@ -28,6 +28,11 @@ type KeyMap struct {
 	Cancel    key.Binding
 	Approve   key.Binding
 	Deny      key.Binding
+	// A held call, beyond allow and deny.
+	AllowSession key.Binding
+	RevokeAll    key.Binding
+	DenyReason   key.Binding
+	EditArgs     key.Binding
 
 	// Replay of a recording (enabled only there).
 	ReplayPause key.Binding
@@ -87,6 +92,11 @@ func DefaultKeyMap() KeyMap {
 		ReplayPause: key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause replay"), key.WithDisabled()),
 		ReplayStep:  key.NewBinding(key.WithKeys("."), key.WithHelp(".", "step one call"), key.WithDisabled()),
 
+		AllowSession: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "allow this tool for the session")),
+		RevokeAll:    key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "revoke tools allowed for sessions")),
+		DenyReason:   key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "deny with a reason")),
+		EditArgs:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit arguments, then allow")),
+
 		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
@@ -112,14 +122,14 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the one-line help at the bottom: the keys that work now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.OpenImage, k.ReplayPause, k.ReplayStep, k.Approve, k.Deny, k.Interrupt, k.Cancel, k.Pause, k.Stats, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.OpenImage, k.ReplayPause, k.ReplayStep, k.Approve, k.Deny, k.EditArgs, k.Interrupt, k.Cancel, k.Pause, k.Stats, k.Help, k.Quit}
 }
 
 // FullHelp is the `?` screen, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.CopyCall, k.Export, k.Stats, k.Help, k.Quit},
-		{k.Pause, k.Interrupt, k.Cancel, k.Approve, k.Deny, k.ReplayPause, k.ReplayStep},
+		{k.Pause, k.Interrupt, k.Cancel, k.Approve, k.AllowSession, k.Deny, k.DenyReason, k.EditArgs, k.RevokeAll, k.ReplayPause, k.ReplayStep},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Filter, k.ClearFilter, k.NextMatch, k.PrevMatch, k.Toggle, k.OpenImage, k.PrevNotebook, k.NextNotebook, k.StatsSort, k.StatsOpen},
 	}

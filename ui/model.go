@@ -116,6 +116,8 @@ type Model struct {
 	replayPaused bool     // as last set by the person
 	replaySpeed  float64  // the replay's speed; negative: as fast as possible
 
+	held heldEditor // the reason or arguments being typed for a held call (held.go)
+
 	pending   pending
 	seq       int // for pending and status messages
 	status    string
@@ -228,6 +230,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
+		m.sizeEditor()
 		if m.img != nil {
 			// Prepared again for the new size; until then the view
 			// says it is drawing.
@@ -262,6 +265,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.seq++
 		seq := m.seq
 		cmd = tea.Tick(5*time.Second, func(time.Time) tea.Msg { return statusExpiredMsg{seq} })
+	case settledMsg:
+		cmd = m.settled(msg)
+	case editorDoneMsg:
+		cmd = m.editorDone(msg)
 	case statusExpiredMsg:
 		if msg.seq == m.seq && m.pending.kind == pendingNone {
 			m.status = ""
@@ -279,6 +286,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // afterEvents keeps selections valid and follows new activity.
 func (m *Model) afterEvents(evs eventsMsg) {
 	m.calls.clampSelection(m)
+	m.heldGone()
 	m.notebook.follow(m, evs)
 	m.execs.clampSelection(m)
 	m.syncDetail()
@@ -300,6 +308,9 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	}
 	if m.calls.filtering {
 		return m.calls.handleFilterKey(m, msg)
+	}
+	if m.editing() {
+		return m.handleEditorKey(msg)
 	}
 	k := m.keys
 	if m.pending.kind != pendingNone && !key.Matches(msg, k.Interrupt, k.Cancel) {
@@ -377,6 +388,22 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
 		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
 			return m, m.decideCmd(c.ID, key.Matches(msg, k.Approve))
+		}
+	case key.Matches(msg, k.AllowSession):
+		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
+			return m, m.settleCmd(c.ID, engine.Verdict{Allow: true, ForSession: true}, "allowed "+c.Tool+" for session "+short(c.Session, 8))
+		}
+	case key.Matches(msg, k.DenyReason):
+		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
+			return m, m.startReason(c)
+		}
+	case key.Matches(msg, k.EditArgs):
+		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
+			return m, m.startEdit(c)
+		}
+	case key.Matches(msg, k.RevokeAll):
+		if len(m.st.Server.Allowed) > 0 {
+			return m, m.revokeCmd()
 		}
 	// n and N share their keys with deny (and deny with a reason): they
 	// are enabled only when the selected call is not held (updateKeys),
@@ -519,6 +546,10 @@ func (m *Model) updateKeys() {
 	held := c != nil && c.Status == engine.CallHeld
 	k.Approve.SetEnabled(held)
 	k.Deny.SetEnabled(held)
+	k.AllowSession.SetEnabled(held)
+	k.DenyReason.SetEnabled(held)
+	k.EditArgs.SetEnabled(held && c.Editable)
+	k.RevokeAll.SetEnabled(len(m.st.Server.Allowed) > 0)
 	k.Cancel.SetEnabled(c != nil && (c.Status == engine.CallRunning || held))
 	k.Interrupt.SetEnabled(m.interruptTarget() != "")
 	k.Filter.SetEnabled(m.focus == FocusCalls)
@@ -543,7 +574,7 @@ func (m *Model) updateKeys() {
 	k.Shorter.SetEnabled(!m.zoomed)
 	if ro, ok := m.backend.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
 		// A replay has no engine to act on: offer no action.
-		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny} {
+		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny, &k.AllowSession, &k.RevokeAll, &k.DenyReason, &k.EditArgs} {
 			b.SetEnabled(false)
 		}
 	}
@@ -668,6 +699,9 @@ func (m *Model) headerView() string {
 	}
 	if mode := m.st.Server.ApprovalMode; mode != "" && mode != engine.ApproveOff {
 		stats = append(stats, kv("approval", mode))
+	}
+	if len(m.st.Server.Allowed) > 0 {
+		stats = append(stats, kv("allowed", allowedList(m.st.Server.Allowed)))
 	}
 	if m.st.Missed > 0 {
 		stats = append(stats, s.Warning.Render(fmt.Sprintf("missed %d events", m.st.Missed)))

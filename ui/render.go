@@ -113,6 +113,9 @@ type viewCache struct {
 	// starts with its delete from then on (imageview.go says why).
 	kittyShown bool
 	image      cached[imageKey] // the full-window image's frame
+	// The code of a held call's preview, coloured (held.go).
+	syntaxKey   string
+	syntaxLines []string
 
 	frame         string    // the last screen drawn
 	drawnAt       time.Time // the clock it was drawn at

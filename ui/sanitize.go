@@ -62,7 +62,19 @@ func sanitizeEvent(ev engine.Event) engine.Event {
 	}
 	if ev.Server != nil {
 		sv := *ev.Server
-		if cleanStrings(&sv.JupyterURL, &sv.ApprovalMode, &sv.Jupyter, &sv.JupyterCause, &sv.JupyterProblem) {
+		changed := cleanStrings(&sv.JupyterURL, &sv.ApprovalMode, &sv.Jupyter, &sv.JupyterCause, &sv.JupyterProblem)
+		copied := false
+		for i := range sv.Allowed {
+			a := sv.Allowed[i]
+			if cleanStrings(&a.Session, &a.Tool) {
+				if !copied {
+					sv.Allowed = append([]engine.AllowedTool(nil), sv.Allowed...)
+					copied = true
+				}
+				sv.Allowed[i], changed = a, true
+			}
+		}
+		if changed {
 			ev.Server = heapCopy(sv)
 		}
 	}
@@ -117,10 +129,43 @@ func sanitizeCall(c *engine.CallEvent) *engine.CallEvent {
 			changed = true
 		}
 	}
+	if cc.Preview != nil {
+		if p, ok := sanitizePreview(*cc.Preview); ok {
+			cc.Preview, changed = heapCopy(p), true
+		}
+	}
 	if !changed {
 		return c
 	}
 	return heapCopy(cc)
+}
+
+// sanitizePreview returns a sanitized copy of a held call's preview and
+// whether it differs.
+func sanitizePreview(p engine.CallPreview) (engine.CallPreview, bool) {
+	changed := cleanStrings(&p.Client, &p.Notebook, &p.What, &p.Diff, &p.Code, &p.Language, &p.Problem)
+	cellsCopied := false
+	for i := range p.Cells {
+		c := p.Cells[i]
+		if cleanStrings(&c.ID, &c.Type, &c.Source, &c.Role) {
+			if !cellsCopied {
+				p.Cells = append([]engine.PreviewCell(nil), p.Cells...)
+				cellsCopied = true
+			}
+			p.Cells[i], changed = c, true
+		}
+	}
+	factsCopied := false
+	for i, f := range p.Facts {
+		if c := termtext.String(f); c != f {
+			if !factsCopied {
+				p.Facts = append([]string(nil), p.Facts...)
+				factsCopied = true
+			}
+			p.Facts[i], changed = c, true
+		}
+	}
+	return p, changed
 }
 
 func sanitizeNotebook(n *engine.NotebookEvent) *engine.NotebookEvent {

@@ -15,6 +15,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
@@ -111,24 +112,59 @@ func cloneEvent(ev engine.Event) engine.Event {
 // everyPayload is one event carrying every payload, each string field set.
 func everyPayload(t testing.TB) engine.Event {
 	ev := engine.Event{
-		Call:     &engine.CallEvent{Args: json.RawMessage(`{"k":"v"}`), Structured: json.RawMessage(`{"k":["v"]}`), Meta: json.RawMessage(`{"k":{"k":"v"}}`)},
-		Session:  &engine.SessionEvent{},
-		Notebook: &engine.NotebookEvent{CellIDs: []string{"a", "b"}, Cells: []engine.CellSnapshot{{Outputs: []engine.OutputSnapshot{{}, {}}}, {}}},
-		Exec:     &engine.ExecEvent{Output: &engine.OutputSnapshot{}},
-		Kernel:   &engine.KernelEvent{},
-		Sandbox:  &engine.SandboxEvent{},
-		Server:   &engine.ServerEvent{},
+		Call: &engine.CallEvent{Args: json.RawMessage(`{"k":"v"}`), Structured: json.RawMessage(`{"k":["v"]}`), Meta: json.RawMessage(`{"k":{"k":"v"}}`),
+			Preview: &engine.CallPreview{Cells: []engine.PreviewCell{{}, {}}, Facts: []string{"a", "b"}}},
+		Session: &engine.SessionEvent{},
+		Notebook: &engine.NotebookEvent{CellIDs: []string{"a", "b"}, Cells: []engine.CellSnapshot{
+			{Outputs: []engine.OutputSnapshot{{Cut: &output.Cut{}}, {Cut: &output.Cut{}}}},
+			{Outputs: []engine.OutputSnapshot{{Cut: &output.Cut{}}}}}},
+		Exec:    &engine.ExecEvent{Output: &engine.OutputSnapshot{Cut: &output.Cut{}}},
+		Kernel:  &engine.KernelEvent{},
+		Sandbox: &engine.SandboxEvent{},
+		Server:  &engine.ServerEvent{Allowed: []engine.AllowedTool{{}, {}}},
 	}
 	// A payload added to Event without a line here fails: the walk below
-	// would not see its strings.
-	v := reflect.ValueOf(ev)
-	for i := 0; i < v.NumField(); i++ {
-		if f := v.Field(i); f.Kind() == reflect.Pointer && f.IsNil() {
-			t.Fatalf("everyPayload does not set Event.%s", v.Type().Field(i).Name)
-		}
-	}
+	// would not see its strings. So does a struct or a slice of structs or
+	// strings nested in a payload (a call's preview, the server's allowed
+	// tools) that is left empty.
+	requireFilled(t, "Event", reflect.ValueOf(ev))
 	mutateStrings(t, reflect.ValueOf(&ev), func(s string) string { return s + poison }, nil)
 	return ev
+}
+
+// requireFilled fails for a nil pointer to a struct, or an empty slice of
+// structs or strings, reachable from v: everyPayload must reach every
+// string field for the coverage test to mean anything.
+func requireFilled(t testing.TB, path string, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.Type().Elem().Kind() != reflect.Struct {
+			return
+		}
+		if v.IsNil() {
+			t.Fatalf("everyPayload does not set %s", path)
+		}
+		requireFilled(t, path, v.Elem())
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(time.Time{}) {
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				requireFilled(t, path+"."+v.Type().Field(i).Name, v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if k := v.Type().Elem().Kind(); k != reflect.Struct && k != reflect.String {
+			return
+		}
+		if v.Len() == 0 {
+			t.Fatalf("everyPayload leaves %s empty", path)
+		}
+		for i := 0; i < v.Len(); i++ {
+			requireFilled(t, path, v.Index(i))
+		}
+	}
 }
 
 // checkStrings fails for any string reachable from v that is not clean,
