@@ -116,7 +116,7 @@ func (m *Model) sizeEditor() {
 }
 
 // handleEditorKey gives a key to the open input: enter (reason) or ctrl+s
-// (arguments) sends, esc goes back, ctrl+e opens $EDITOR on the arguments.
+// (arguments) sends, esc goes back, ctrl+o opens $EDITOR on the arguments.
 func (m Model) handleEditorKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	h := &m.held
 	switch msg.Type {
@@ -152,7 +152,7 @@ func (m Model) handleEditorKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 			}
 			h.sending, h.problem = true, ""
 			return m, m.settleCmd(h.callID, engine.Verdict{Allow: true, Args: json.RawMessage(text)}, "allowed "+h.tool+" with edited arguments")
-		case tea.KeyCtrlE:
+		case tea.KeyCtrlO:
 			cmd := m.externalEditCmd()
 			return m, cmd
 		}
@@ -268,7 +268,7 @@ func (m *Model) editorHead(w int) []string {
 	h := m.held
 	head := []string{
 		s.Bold.Render("edit the arguments of "+h.tool) + s.Muted.Render("  (checked against its input schema before it runs)"),
-		s.Held.Render("ctrl+s allow with these arguments · ctrl+e $EDITOR · esc back"),
+		s.Held.Render("ctrl+s allow with these arguments · ctrl+o $EDITOR · esc back"),
 	}
 	if h.sending {
 		head = append(head, s.Muted.Render("checking…"))
