@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
@@ -18,7 +19,7 @@ const redacted = "[redacted]"
 // URLs), so a recording can be shared.
 type Recorder struct {
 	mu      sync.Mutex
-	out     io.Writer // what w writes to; synced on Close when it can be
+	out     io.Writer // what w writes to; synced on Close when a file
 	w       *bufio.Writer
 	secrets [][]byte // each as it appears inside a JSON string
 	err     error
@@ -95,7 +96,7 @@ func (r *Recorder) follow(events <-chan engine.Event) {
 }
 
 // Close stops recording after writing every event published before it was
-// called, syncs the file to disk when w is one (anything with Sync), and
+// called, syncs the file to disk when w is a file, and
 // returns the first error, if any. It does not close w.
 func (r *Recorder) Close() error {
 	if r.stop != nil {
@@ -107,8 +108,12 @@ func (r *Recorder) Close() error {
 	if r.err == nil {
 		r.err = r.w.Flush()
 	}
-	if s, ok := r.out.(interface{ Sync() error }); ok && r.err == nil {
-		r.err = s.Sync()
+	if f, ok := r.out.(*os.File); ok && r.err == nil {
+		// Only a file on disk is synced: fsync of a pipe or a device
+		// (--record /dev/stderr) fails without anything being lost.
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			r.err = f.Sync()
+		}
 	}
 	return r.err
 }

@@ -147,3 +147,32 @@ func TestReplayRejectsGarbage(t *testing.T) {
 		t.Fatalf("error %v, want one naming line 2", err)
 	}
 }
+
+// Close writes what the recorder still holds and syncs a file; a device
+// (a pipe, /dev/null) is not synced, which would fail for nothing.
+func TestRecorderCloseSyncsFiles(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	bus := engine.NewBus()
+	rec := NewBusRecorder(f, bus, nil)
+	bus.Publish(engine.Event{Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k", State: "idle"}})
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); !strings.Contains(string(data), `"kernel.status"`) {
+		t.Fatalf("the event published before Close is not in the file: %q", data)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if err := NewBusRecorder(null, engine.NewBus(), nil).Close(); err != nil {
+		t.Fatalf("closing a recorder on %s: %v", os.DevNull, err)
+	}
+}
