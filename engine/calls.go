@@ -104,6 +104,9 @@ type callRegistry struct {
 	// jupyterState, when set, fills the managed Jupyter server's state in
 	// those events.
 	jupyterState func(*ServerEvent)
+	// undoable, when set, says whether a call's changes are kept for
+	// undo (undo.go), for EvCallFinished.
+	undoable func(id string) bool
 
 	mu      sync.Mutex
 	calls   map[string]*call
@@ -508,6 +511,9 @@ func (r *callRegistry) finish(cl *call, o CallOutcome) {
 	ce.Notebook = o.Notebook
 	ce.Images = o.Images
 	ce.TextBytes, ce.StructuredBytes, ce.ImageBytes = o.TextBytes, o.StructuredBytes, o.ImageBytes
+	if r.undoable != nil {
+		ce.Undoable = r.undoable(ce.ID)
+	}
 	r.publishCall(EvCallFinished, ce)
 }
 

@@ -198,6 +198,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.calls = newCallRegistry(bus)
 	e.undo = newUndoLog()
+	e.calls.undoable = e.undo.has
 	e.calls.jupyterURL = e.JupyterURL
 	e.first = client
 	e.calls.jupyterState = e.fillJupyterState

@@ -96,6 +96,9 @@ type CallEvent struct {
 	// call it reverted.
 	Summary string `json:"summary,omitempty"`
 	UndoOf  string `json:"undoOf,omitempty"`
+	// Undoable: the call changed a notebook and the change is kept, so a
+	// person can undo it (set when it finishes).
+	Undoable bool `json:"undoable,omitempty"`
 
 	// Progress (EvCallProgress).
 	Progress string `json:"progress,omitempty"`

@@ -112,13 +112,14 @@ type undoLog struct {
 	mu         sync.Mutex
 	seq        uint64
 	byDoc      map[*document][]*undoRecord // oldest first
+	calls      map[string]int              // records kept by call id
 	bytes      int
 	maxRecords int // per notebook
 	maxBytes   int // in all
 }
 
 func newUndoLog() *undoLog {
-	return &undoLog{byDoc: map[*document][]*undoRecord{}, maxRecords: maxUndoRecords, maxBytes: maxUndoBytes}
+	return &undoLog{byDoc: map[*document][]*undoRecord{}, calls: map[string]int{}, maxRecords: maxUndoRecords, maxBytes: maxUndoBytes}
 }
 
 // add keeps r, dropping the oldest records beyond the bounds (r itself
@@ -129,6 +130,7 @@ func (l *undoLog) add(r *undoRecord) {
 	l.seq++
 	r.seq = l.seq
 	l.byDoc[r.doc] = append(l.byDoc[r.doc], r)
+	l.calls[r.call.id]++
 	l.bytes += r.size
 	for len(l.byDoc[r.doc]) > l.maxRecords {
 		l.dropOldestLocked(r.doc)
@@ -158,6 +160,9 @@ func (l *undoLog) dropOldestLocked(d *document) {
 		l.byDoc[d] = rs
 	}
 	l.bytes -= r.size
+	if l.calls[r.call.id]--; l.calls[r.call.id] <= 0 {
+		delete(l.calls, r.call.id)
+	}
 	// Other records may point at it (an undo and what it reverted): let
 	// go of the cells, keep who made it.
 	r.dropped, r.cells, r.order = true, nil, nil
@@ -184,6 +189,9 @@ func (l *undoLog) records(d *document) []*undoRecord {
 func (l *undoLog) find(callID string) (*document, []*undoRecord) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.calls[callID] == 0 {
+		return nil, nil
+	}
 	for d, rs := range l.byDoc {
 		var found []*undoRecord
 		for _, r := range rs {
@@ -196,6 +204,13 @@ func (l *undoLog) find(callID string) (*document, []*undoRecord) {
 		}
 	}
 	return nil, nil
+}
+
+// has reports whether changes of callID are kept.
+func (l *undoLog) has(callID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls[callID] > 0
 }
 
 // recordChange is mutate's hook: the record of the change from before to

@@ -131,6 +131,7 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 	entry := CallEvent{ID: id.id, Tool: undoTool, Status: CallRunning, Started: id.at, Summary: res.Summary, UndoOf: callID, Notebook: d.name}
 	e.calls.publishCall(EvCallStarted, entry)
 	entry.Status, entry.Duration = CallOK, time.Since(id.at)
+	entry.Undoable = id.made != nil
 	entry.Text = res.Summary + ": " + strings.Join(res.Changes, ", ")
 	if len(rs[0].cells) > 0 {
 		entry.CellID = rs[0].cells[0].id

@@ -104,17 +104,27 @@ func testUndoInsert(t *testing.T, f *fixture) {
 	if got := e.TakeNotebookNotices("ins", "ins"); len(got) != 1 || got[0] != want {
 		t.Fatalf("notices: %q, want %q", got, want)
 	}
-	// The timeline gets an entry for the undo, finished, naming what it
-	// reverted.
+	// The call finished undoable; the timeline gets an entry for the
+	// undo, finished, naming what it reverted, undoable in turn.
 	deadline := time.After(10 * time.Second)
+	sawCall := false
 	for {
 		select {
 		case ev := <-sub.C():
+			if ev.Type == EvCallFinished && ev.Call.ID == call {
+				if !ev.Call.Undoable {
+					t.Fatalf("the insert finished without being undoable: %+v", ev.Call)
+				}
+				sawCall = true
+			}
 			if ev.Type == EvCallFinished && ev.Call.ID == res.ID {
 				c := ev.Call
 				if c.Tool != "undo" || c.Status != CallOK || c.UndoOf != call || c.Summary != res.Summary || c.Session != "" ||
-					c.Notebook != "ins" || !strings.Contains(c.Text, "cell "+added.ID+" removed") {
+					c.Notebook != "ins" || !strings.Contains(c.Text, "cell "+added.ID+" removed") || !c.Undoable {
 					t.Fatalf("undo entry: %+v", c)
+				}
+				if !sawCall {
+					t.Fatal("no call.finished event for the insert before the undo's")
 				}
 				return
 			}
@@ -346,8 +356,8 @@ func TestUndoLogBounds(t *testing.T) {
 	if len(rs) != maxUndoRecords || rs[0].call.id != "c50" || rs[len(rs)-1].call.id != fmt.Sprint("c", maxUndoRecords+49) {
 		t.Fatalf("kept %d records, from %s", len(rs), rs[0].call.id)
 	}
-	if d, _ := l.find("c49"); d != nil {
-		t.Fatal("a dropped record is still found")
+	if d, _ := l.find("c49"); d != nil || l.has("c49") || !l.has("c50") {
+		t.Fatal("a dropped record is still found, or a kept one is not")
 	}
 
 	// Large sources count: 1 MiB each, so about 32 fit, and the oldest go

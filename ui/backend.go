@@ -35,6 +35,9 @@ type Backend interface {
 	Settle(id string, v engine.Verdict) error
 	// RevokeAllowed forgets the tools allowed for a session.
 	RevokeAllowed() error
+	// Undo reverts what a finished call changed in a notebook; the error
+	// says why not (a later change to the same cells, names it).
+	Undo(callID string) error
 }
 
 // The sources of package observe are backends.

@@ -254,6 +254,12 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 		head += s.Warning.Render("  destructive")
 	}
 	add(head)
+	if c.Summary != "" {
+		add(c.Summary)
+	}
+	if c.Undoable && c.Status != engine.CallRunning && c.Status != engine.CallHeld {
+		add(s.Muted.Render("u u undoes its change to the notebook"))
+	}
 	if c.Status == engine.CallHeld {
 		add(m.heldLines(c, w)...)
 	}

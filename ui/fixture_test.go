@@ -47,6 +47,8 @@ type fakeBackend struct {
 	verdicts   []string
 	settleErr  error // what Settle answers
 	revokes    int
+	undos      []string
+	undoErr    error // what Undo answers
 }
 
 func newFakeBackend() *fakeBackend {
@@ -103,6 +105,12 @@ func (f *fakeBackend) RevokeAllowed() error {
 	defer f.mu.Unlock()
 	f.revokes++
 	return nil
+}
+func (f *fakeBackend) Undo(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.undos = append(f.undos, id)
+	return f.undoErr
 }
 
 // verdictString is a verdict as the tests compare it.

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
@@ -10,6 +11,11 @@ import (
 // argsSummary is the one-line form of the call's arguments (shortArgs),
 // made once and kept in the call: the calls pane shows it on every frame.
 func argsSummary(c *observe.Call) string {
+	if c.Summary != "" {
+		// An entry that is no tool call (an undo) says what it was:
+		// after its name, "of insert_cell 14:31:23 by the person".
+		return strings.TrimPrefix(c.Summary, c.Tool+" ")
+	}
 	if c.ArgsLine == "" && len(c.Args) > 0 {
 		c.ArgsLine = shortArgs(c.Args)
 	}

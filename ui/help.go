@@ -53,7 +53,8 @@ func (m *Model) helpView(w, h int) string {
 	}
 	flush()
 	for _, note := range []string{
-		"Interrupt (i) and cancel (x) need a second press within 1.5 s.",
+		"Interrupt (i), cancel (x) and undo (u) need a second press within 1.5 s.",
+		"u u reverts what the selected finished call changed in a notebook (an undo can be undone); it is refused, saying which, when a later change touched the same cells.",
 		"y / n allow or deny a held call; while one is selected, n (and N) act on it, not on a search.",
 		"/ searches the calls: words match arguments, text, structuredContent and _meta, in any case (\"quote\" a phrase); " +
 			"terms tool:GLOB status:ok|error|tool-error|protocol-error|denied|cancelled|running|held session:PREFIX " +

@@ -72,6 +72,7 @@ const (
 	pendingNone pendingKind = iota
 	pendingInterrupt
 	pendingCancel
+	pendingUndo
 )
 
 // confirmWindow is how long the second press of a double-press action may
@@ -313,7 +314,7 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		return m.handleEditorKey(msg)
 	}
 	k := m.keys
-	if m.pending.kind != pendingNone && !key.Matches(msg, k.Interrupt, k.Cancel) {
+	if m.pending.kind != pendingNone && !key.Matches(msg, k.Interrupt, k.Cancel, k.Undo) {
 		// A double press means two presses in a row: anything else
 		// between them disarms the first.
 		m.pending, m.status = pending{}, ""
@@ -385,6 +386,8 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		return m.press(pendingInterrupt)
 	case key.Matches(msg, k.Cancel):
 		return m.press(pendingCancel)
+	case key.Matches(msg, k.Undo):
+		return m.press(pendingUndo)
 	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
 		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
 			return m, m.decideCmd(c.ID, key.Matches(msg, k.Approve))
@@ -440,6 +443,11 @@ func (m Model) press(kind pendingKind) (Model, tea.Cmd) {
 			target = c.ID
 			what = "press x again to cancel " + c.Tool
 		}
+	case pendingUndo:
+		if c := m.undoTarget(); c != nil {
+			target = c.ID
+			what = "press u again to undo " + callLabel(c)
+		}
 	}
 	if target == "" {
 		return m, nil
@@ -447,8 +455,11 @@ func (m Model) press(kind pendingKind) (Model, tea.Cmd) {
 	if m.pending.kind == kind && m.pending.target == target {
 		m.pending = pending{}
 		m.status = ""
-		if kind == pendingInterrupt {
+		switch kind {
+		case pendingInterrupt:
 			return m, m.interruptCmd(target)
+		case pendingUndo:
+			return m, m.undoCmd(target)
 		}
 		return m, m.cancelCmd(target)
 	}
@@ -552,6 +563,7 @@ func (m *Model) updateKeys() {
 	k.RevokeAll.SetEnabled(len(m.st.Server.Allowed) > 0)
 	k.Cancel.SetEnabled(c != nil && (c.Status == engine.CallRunning || held))
 	k.Interrupt.SetEnabled(m.interruptTarget() != "")
+	k.Undo.SetEnabled(m.undoTarget() != nil)
 	k.Filter.SetEnabled(m.focus == FocusCalls)
 	k.ClearFilter.SetEnabled(m.focus == FocusCalls && m.calls.filter != "")
 	k.Toggle.SetEnabled(m.focus == FocusDetail && m.detail.root != nil)
@@ -574,7 +586,7 @@ func (m *Model) updateKeys() {
 	k.Shorter.SetEnabled(!m.zoomed)
 	if ro, ok := m.backend.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
 		// A replay has no engine to act on: offer no action.
-		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny, &k.AllowSession, &k.RevokeAll, &k.DenyReason, &k.EditArgs} {
+		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Undo, &k.Approve, &k.Deny, &k.AllowSession, &k.RevokeAll, &k.DenyReason, &k.EditArgs} {
 			b.SetEnabled(false)
 		}
 	}
@@ -590,7 +602,7 @@ func (m *Model) updateKeys() {
 		k.Stats.SetHelp("s/esc", "close stats")
 		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.CopyToken,
 			&k.Zoom, &k.CopyCall, &k.Export, &k.OpenImage,
-			&k.Pause, &k.Interrupt, &k.Cancel, &k.Approve, &k.Deny, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom,
+			&k.Pause, &k.Interrupt, &k.Cancel, &k.Undo, &k.Approve, &k.Deny, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom,
 			&k.Filter, &k.ClearFilter, &k.NextMatch, &k.PrevMatch, &k.Toggle, &k.PrevNotebook, &k.NextNotebook,
 			&k.ReplayPause, &k.ReplayStep} {
 			b.SetEnabled(false)

@@ -27,8 +27,8 @@ import (
 // Workbench to server: {"action":"interrupt","kernelID":...},
 // {"action":"cancel","id":...}, {"action":"pause"}, {"action":"resume"},
 // {"action":"decide","id":...,"allow":true},
-// {"action":"settle","id":...,"verdict":{...}}, {"action":"revoke"}, each
-// with a "ref" that its result carries back.
+// {"action":"settle","id":...,"verdict":{...}}, {"action":"revoke"},
+// {"action":"undo","id":...}, each with a "ref" that its result carries back.
 
 // feedMessage is a message from the feed server.
 type feedMessage struct {
@@ -41,7 +41,7 @@ type feedMessage struct {
 
 // feedAction is a human action sent by an attached workbench.
 type feedAction struct {
-	Action   string `json:"action"` // interrupt, cancel, pause, resume, decide
+	Action   string `json:"action"` // interrupt, cancel, pause, resume, decide, settle, revoke, undo
 	ID       string `json:"id,omitempty"`
 	Allow    bool   `json:"allow,omitempty"`
 	KernelID string `json:"kernelID,omitempty"`
@@ -59,6 +59,7 @@ type feedEngine interface {
 	Decide(id string, allow bool) error
 	Settle(id string, v engine.Verdict) error
 	RevokeAllowed()
+	Undo(ctx context.Context, callID string) (engine.UndoResult, error)
 	AttachUI() (detach func())
 }
 
@@ -285,6 +286,11 @@ func (f *Feed) act(a feedAction) error {
 	case "revoke":
 		f.eng.RevokeAllowed()
 		return nil
+	case "undo":
+		ctx, cancel := context.WithTimeout(context.Background(), undoTimeout)
+		defer cancel()
+		_, err := f.eng.Undo(ctx, a.ID)
+		return err
 	}
 	return fmt.Errorf("unknown action %q", a.Action)
 }
@@ -471,6 +477,15 @@ func (r *RemoteSource) Settle(id string, v engine.Verdict) error {
 
 func (r *RemoteSource) RevokeAllowed() error {
 	return r.doTimeout(feedAction{Action: "revoke"})
+}
+
+// undoTimeout bounds an undo: it saves the notebook, under its save lock.
+const undoTimeout = time.Minute
+
+func (r *RemoteSource) Undo(callID string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), undoTimeout)
+	defer cancel()
+	return r.do(ctx, feedAction{Action: "undo", ID: callID})
 }
 
 func (r *RemoteSource) doTimeout(a feedAction) error {

@@ -60,6 +60,13 @@ func (f *fakeEngine) Settle(id string, v engine.Verdict) error {
 	return nil
 }
 func (f *fakeEngine) RevokeAllowed() { f.record("revoke") }
+func (f *fakeEngine) Undo(_ context.Context, id string) (engine.UndoResult, error) {
+	f.record("undo " + id)
+	if id == "c3" {
+		return engine.UndoResult{}, errors.New("cell 7cb73ed2 was changed by edit_cell_source at 14:32:10 (the person) after this call; undo that first")
+	}
+	return engine.UndoResult{ID: "undo-1", Of: id}, nil
+}
 func (f *fakeEngine) AttachUI() func() {
 	f.mu.Lock()
 	f.attached++
@@ -194,12 +201,18 @@ func TestFeedRoundTrip(t *testing.T) {
 	if err := b.RevokeAllowed(); err != nil {
 		t.Fatal(err)
 	}
+	if err := b.Undo("c2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Undo("c3"); err == nil || !strings.Contains(err.Error(), "undo that first") {
+		t.Fatalf("a refused undo: %v", err)
+	}
 	eng.mu.Lock()
 	acts := append([]string(nil), eng.actions...)
 	eng.mu.Unlock()
 	wantActs := []string{"interrupt k1", "cancel c5", "cancel gone", "pause", "deny c6",
 		`settle c8 allow=false session=false reason="not that cell" args=`,
-		`settle c9 allow=true session=true reason="" args={"code":"1"}`, "revoke"}
+		`settle c9 allow=true session=true reason="" args={"code":"1"}`, "revoke", "undo c2", "undo c3"}
 	if len(acts) != len(wantActs) {
 		t.Fatalf("actions %v, want %v", acts, wantActs)
 	}

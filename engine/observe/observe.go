@@ -99,3 +99,10 @@ func (l *LocalSource) RevokeAllowed() error {
 	l.e.RevokeAllowed()
 	return nil
 }
+
+func (l *LocalSource) Undo(callID string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), undoTimeout)
+	defer cancel()
+	_, err := l.e.Undo(ctx, callID)
+	return err
+}

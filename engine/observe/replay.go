@@ -274,3 +274,4 @@ func (p *ReplaySource) SetPaused(bool) error                          { return E
 func (p *ReplaySource) Decide(string, bool) error                     { return ErrReadOnly }
 func (p *ReplaySource) Settle(string, engine.Verdict) error           { return ErrReadOnly }
 func (p *ReplaySource) RevokeAllowed() error                          { return ErrReadOnly }
+func (p *ReplaySource) Undo(string) error                             { return ErrReadOnly }

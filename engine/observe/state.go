@@ -274,6 +274,12 @@ func (s *State) applyCall(ev engine.Event) {
 	if c.Editable {
 		r.Editable = true
 	}
+	if c.Summary != "" {
+		r.Summary = c.Summary
+	}
+	if c.UndoOf != "" {
+		r.UndoOf = c.UndoOf
+	}
 	if !c.Started.IsZero() {
 		r.Started = c.Started
 	} else if r.Started.IsZero() {
@@ -308,11 +314,30 @@ func (s *State) applyCall(ev engine.Event) {
 		r.SchemaOK, r.SchemaProblem = c.SchemaOK, c.SchemaProblem
 		r.CellID, r.Notebook, r.Images = c.CellID, c.Notebook, c.Images
 		r.TextBytes, r.StructuredBytes, r.ImageBytes = c.TextBytes, c.StructuredBytes, c.ImageBytes
+		r.Undoable = c.Undoable
+		if c.UndoOf != "" && !c.IsError {
+			s.undone(c.UndoOf)
+		}
 		if r.Status == "" || r.Status == engine.CallRunning || r.Status == engine.CallHeld {
 			r.Status = engine.CallOK
 			if r.IsError || r.Error != "" {
 				r.Status = engine.CallError
 			}
+		}
+	}
+}
+
+// undone marks the call an undo reverted as no longer undoable; when that
+// call was an undo itself, the call it had reverted is in effect again.
+func (s *State) undone(id string) {
+	r := s.callIndex[id]
+	if r == nil {
+		return
+	}
+	r.Undoable = false
+	if r.UndoOf != "" {
+		if back := s.callIndex[r.UndoOf]; back != nil {
+			back.Undoable = true
 		}
 	}
 }
