@@ -249,6 +249,9 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	} else if c.Preview != nil && c.Preview.Client != "" {
 		session += " (" + c.Preview.Client + ")"
 	}
+	if c.Session == "" && c.Summary != "" {
+		session = "  the person" // an undo made at the workbench
+	}
 	head := s.Bold.Render(c.Tool) + "  " + m.statusLabel(c.Status) + "  " + dur + s.Muted.Render(session)
 	if c.Destructive {
 		head += s.Warning.Render("  destructive")
