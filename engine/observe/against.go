@@ -51,7 +51,8 @@ type SkippedCall struct {
 // order they started. Calls that were denied or cancelled, and calls the
 // recording holds no result for, are returned as skipped: their outcome was
 // decided by a person or by the end of the run, not by the server. So are
-// calls whose arguments held a secret (redacted in the recording).
+// calls whose arguments held a secret (redacted in the recording), and the
+// undos a person made at the workbench.
 func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -91,6 +92,10 @@ func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 		p := byID[id]
 		n, tool := i+1, p.start.Tool
 		switch {
+		case p.start.UndoOf != "":
+			// A person's undo at the workbench is no tool call.
+			skipped = append(skipped, SkippedCall{n, tool, "an undo made at the workbench"})
+			continue
 		case p.finished == nil:
 			skipped = append(skipped, SkippedCall{n, tool, "no result recorded"})
 			continue
