@@ -30,7 +30,7 @@ func TestApprovalEndToEnd(t *testing.T) {
 	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1", "TERM=xterm-256color",
 		"EDITOR=sed -i s/agent/editor/", "VISUAL="},
 		fmt.Sprintf("cd %s && exec %s --port %d --root-dir %s --approve destructive --log-file %s", root, bin, port, root, filepath.Join(root, "server.log")))
-	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent")
+	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent", "approval destructive")
 
 	cs, err := harness.ConnectHTTP(context.Background(), "approve-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
 	if err != nil {

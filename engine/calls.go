@@ -679,6 +679,10 @@ func (e *Engine) AttachUI() (detach func()) {
 	r.mu.Lock()
 	r.uis++
 	r.mu.Unlock()
+	// The workbench may have subscribed after the approval mode was set
+	// (the server sets it before the screen starts): it learns the state
+	// now rather than at the next change.
+	r.publishState()
 	var once sync.Once
 	return func() {
 		once.Do(func() {

@@ -207,3 +207,16 @@ func TestHeldCallCarriesPreview(t *testing.T) {
 	_ = h.e.Decide("y", false)
 	wait(t, res)
 }
+
+// A workbench that subscribes after the mode was set learns it when it
+// attaches.
+func TestAttachUIPublishesState(t *testing.T) {
+	t.Parallel()
+	h := newCallHarness(t)
+	h.e.SetApproval(ApproveExecute, time.Hour)
+	h.next(t, EvServerState)
+	defer h.e.AttachUI()()
+	if st := h.next(t, EvServerState).Server; st.ApprovalMode != ApproveExecute {
+		t.Fatalf("state on attach = %+v", st)
+	}
+}
