@@ -39,6 +39,7 @@ type config struct {
 	KeepKernels         bool
 	StartNewCodeSandbox bool
 	SandboxVariant      string
+	WatchInterval       time.Duration // 0: no polling
 	// Execution
 	Timeout           time.Duration
 	MaxTimeout        time.Duration
@@ -94,6 +95,7 @@ func (c *config) options() []*option {
 		{group: "Jupyter", name: "keep-kernels", env: "KEEP_KERNELS", def: "false", set: asBool(&c.KeepKernels), help: "leave running the kernels this server started when their notebook is released and when it exits (default: shut them down; kernels it attached to by id are always left alone)"},
 		{group: "Jupyter", name: "start-new-code-sandbox", env: "START_NEW_CODE_SANDBOX", def: "false", set: asBool(&c.StartNewCodeSandbox), help: "accepted for compatibility with the reference's client config; sandboxes are launched with launch_sandbox"},
 		{group: "Jupyter", name: "sandbox-variant", env: "SANDBOX_VARIANT", def: "", set: asText(&c.SandboxVariant), help: "default variant of launch_sandbox (eval or jupyter-server here; empty or jupyter-server: eval, as the reference does)"},
+		{group: "Jupyter", name: "watch-interval", env: "WATCH_INTERVAL", def: "2", set: asSecondsOrOff(&c.WatchInterval), help: "seconds between checks of each notebook in use for changes made elsewhere (JupyterLab, an editor, git checkout); 0: check only before each call"},
 		{group: "Execution", name: "timeout", env: "EXECUTION_TIMEOUT", def: "300", set: asSeconds(&c.Timeout), help: "default execution timeout in seconds (a tool's timeout of 0 means this)"},
 		{group: "Execution", name: "max-timeout", env: "MAX_EXECUTION_TIMEOUT", def: "3600", set: asSeconds(&c.MaxTimeout), help: "upper bound in seconds on any execution timeout"},
 		{group: "Execution", name: "images", env: "OUTPUT_IMAGES", def: "true", set: asBool(&c.Images), help: "return image/png and image/jpeg outputs as image content"},
@@ -305,6 +307,18 @@ func asSeconds(p *time.Duration) setter {
 			return "a whole number of seconds >= 1"
 		}
 		*p = time.Duration(n) * time.Second
+		return ""
+	}}
+}
+
+// asSecondsOrOff reads seconds, fractions allowed; 0 turns the thing off.
+func asSecondsOrOff(p *time.Duration) setter {
+	return setter{field: p, parse: func(s string) string {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < 0 || f > 86400 || (f > 0 && f < 0.01) {
+			return "a number of seconds, 0 (off) or from 0.01 to 86400"
+		}
+		*p = time.Duration(f * float64(time.Second))
 		return ""
 	}}
 }

@@ -112,6 +112,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Python:          cfg.Python,
 		KeepKernels:     cfg.KeepKernels,
 		SerialSaves:     os.Getenv(serialSavesEnv) == "1",
+		WatchInterval:   cfg.WatchInterval,
 		Logger:          logger,
 	})
 	if err != nil {

@@ -50,6 +50,10 @@ type document struct {
 	// into the cell, so that a run that timed out and is still going does
 	// not overwrite the outputs of a newer run of the same cell.
 	running map[string]*execution
+
+	// unwatch stops the file's watcher and waits for it (watch.go); nil
+	// when watching is off. Set once, before the document is shared.
+	unwatch func()
 }
 
 // setRunning makes x the execution that owns its cell's outputs.
@@ -175,6 +179,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 		e.releaseKernel(k)
 		return NotebookInfo{}, &ServerSwitchedError{Path: p}
 	}
+	e.watch(d)
 	e.docs[name] = d
 	e.current[session] = name
 	e.lastUsed = name
@@ -296,6 +301,7 @@ func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 	others := e.dropCurrentLocked(d.name, d.path, session, cause, "")
 	e.mu.Unlock()
 	e.useMu.Unlock()
+	stopWatching(d)
 	// The kernel's shutdown may take a while: other sessions' use_notebook
 	// need not wait for it (a use of this very kernel waits in
 	// acquireKernel).
@@ -437,6 +443,7 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 		return false, Userf("notebook %q was changed on disk and is no longer a valid notebook (%v); nothing was changed", d.name, err)
 	}
 	d.mu.Lock()
+	old := d.nb
 	d.nb = nb
 	d.lastModified = full.LastModified
 	d.mu.Unlock()
@@ -445,6 +452,7 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Op: OpReload, Session: session,
 		Cells: e.snapshotCells(d.name, nb.Cells),
 	}})
+	e.reportOutsideEdit(d, old, nb, full.LastModified)
 	return true, nil
 }
 

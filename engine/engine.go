@@ -54,6 +54,11 @@ type Config struct {
 	// together (groupcommit.go). It is the baseline of make bench.
 	SerialSaves bool
 
+	// WatchInterval is how often each notebook in use is checked for
+	// changes made elsewhere (watch.go); 0 turns the polling off (the
+	// check before every call remains).
+	WatchInterval time.Duration
+
 	Logger *slog.Logger
 }
 
@@ -220,7 +225,12 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	kernels := e.kernels
 	e.kernels = map[string]*kernelEntry{}
+	docs := make([]*document, 0, len(e.docs))
+	for _, d := range e.docs {
+		docs = append(docs, d)
+	}
 	e.mu.Unlock()
+	stopWatching(docs...)
 	// Closing a channel fails the runs on it with ErrDisconnected; their
 	// collectors then write what they have into the notebook and stop.
 	e.retireAll(kernels)

@@ -28,6 +28,10 @@ const (
 	EvNotebookOpened  EventType = "notebook.opened"  // Notebook.Cells holds a snapshot
 	EvNotebookChanged EventType = "notebook.changed" // Notebook.Op says what changed
 	EvNotebookClosed  EventType = "notebook.closed"
+	// EvNotebookOutsideEdit: the file was changed by someone else (outside.go);
+	// Notebook.Changes says which cells. EvNotebookChanged (OpReload) with
+	// the new cells comes first.
+	EvNotebookOutsideEdit EventType = "notebook.outside_edit"
 
 	// Executions.
 	EvExecStarted  EventType = "exec.started"
@@ -162,6 +166,12 @@ type NotebookEvent struct {
 	CellIDs  []string       `json:"cellIDs,omitempty"` // for delete: the removed ids
 	Cells    []CellSnapshot `json:"cells,omitempty"`
 	Session  string         `json:"session,omitempty"` // the session that caused it, if any
+
+	// EvNotebookOutsideEdit: what changed, cell by cell, when the file was
+	// last modified, and whether the notebook's own metadata changed.
+	Changes         []CellChange `json:"changes,omitempty"`
+	MetadataChanged bool         `json:"metadataChanged,omitempty"`
+	At              time.Time    `json:"at,omitzero"`
 }
 
 // CellSnapshot is a copy of one cell for observers. Outputs beyond a bound are

@@ -264,6 +264,7 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	e.lastUsed = ""
 	e.mu.Unlock()
 	for _, d := range docs {
+		stopWatching(d)
 		e.undo.forget(d)
 	}
 
