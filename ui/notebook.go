@@ -66,7 +66,8 @@ func (p *notebookPane) follow(m *Model, evs eventsMsg) {
 			}
 			if nb := m.st.Notebooks[ev.Notebook.Name]; nb != nil {
 				p.name = nb.Name
-				if at := nb.IndexOf(nb.LastCellID); at >= 0 && ev.Type == engine.EvNotebookChanged {
+				changed := ev.Type == engine.EvNotebookChanged || ev.Type == engine.EvNotebookOutsideEdit
+				if at := nb.IndexOf(nb.LastCellID); at >= 0 && changed {
 					p.cell = at
 				}
 			}

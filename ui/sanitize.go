@@ -185,6 +185,18 @@ func sanitizeNotebook(n *engine.NotebookEvent) *engine.NotebookEvent {
 			nn.CellIDs[i], changed = c, true
 		}
 	}
+	changesCopied := false
+	for i, c := range nn.Changes {
+		kind := string(c.Change)
+		if cleanStrings(&c.ID, &kind) {
+			c.Change = engine.CellChangeKind(kind)
+			if !changesCopied {
+				nn.Changes = append([]engine.CellChange(nil), nn.Changes...)
+				changesCopied = true
+			}
+			nn.Changes[i], changed = c, true
+		}
+	}
 	cellsCopied := false
 	for i := range nn.Cells {
 		if cell, ok := sanitizeCell(nn.Cells[i]); ok {

@@ -115,7 +115,7 @@ func everyPayload(t testing.TB) engine.Event {
 		Call: &engine.CallEvent{Args: json.RawMessage(`{"k":"v"}`), Structured: json.RawMessage(`{"k":["v"]}`), Meta: json.RawMessage(`{"k":{"k":"v"}}`),
 			Preview: &engine.CallPreview{Cells: []engine.PreviewCell{{}, {}}, Facts: []string{"a", "b"}}},
 		Session: &engine.SessionEvent{},
-		Notebook: &engine.NotebookEvent{CellIDs: []string{"a", "b"}, Cells: []engine.CellSnapshot{
+		Notebook: &engine.NotebookEvent{CellIDs: []string{"a", "b"}, Changes: []engine.CellChange{{}, {}}, Cells: []engine.CellSnapshot{
 			{Outputs: []engine.OutputSnapshot{{Cut: &output.Cut{}}, {Cut: &output.Cut{}}}},
 			{Outputs: []engine.OutputSnapshot{{Cut: &output.Cut{}}}}}},
 		Exec:    &engine.ExecEvent{Output: &engine.OutputSnapshot{Cut: &output.Cut{}}},

@@ -194,6 +194,10 @@ func (s *State) Apply(ev engine.Event) {
 		if ev.Notebook != nil {
 			s.applyNotebook(ev)
 		}
+	case engine.EvNotebookOutsideEdit:
+		if ev.Notebook != nil {
+			s.applyOutsideEdit(ev)
+		}
 	case engine.EvExecStarted, engine.EvExecOutput, engine.EvExecFinished:
 		if ev.Exec != nil {
 			s.ExecsVer++

@@ -1,0 +1,42 @@
+package observe
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+)
+
+// applyOutsideEdit records a notebook file changed by someone else as a
+// line in the calls timeline, between the calls it happened among: which
+// cells were added, removed, edited or moved, by id. The notebook pane has
+// the new cells already (the reload event before it).
+func (s *State) applyOutsideEdit(ev engine.Event) {
+	n := ev.Notebook
+	byKind := map[engine.CellChangeKind][]string{}
+	for _, c := range n.Changes {
+		byKind[c.Change] = append(byKind[c.Change], c.ID)
+	}
+	args := map[string]string{"notebook": n.Name}
+	for kind, ids := range byKind {
+		args[string(kind)] = strings.Join(ids, ",")
+	}
+	if n.MetadataChanged {
+		args["metadata"] = "changed"
+	}
+	raw, _ := json.Marshal(args)
+	at := n.At
+	if at.IsZero() {
+		at = ev.Time
+	}
+	s.applyCall(engine.Event{Time: ev.Time, Type: engine.EvCallFinished, Call: &engine.CallEvent{
+		ID:      fmt.Sprintf("outside-edit-%s-%d", n.Name, ev.Time.UnixNano()),
+		Tool:    "outside edit",
+		Args:    raw,
+		Started: ev.Time,
+		Status:  engine.CallOK,
+		Text:    engine.OutsideEditText(n.Name, n.Path, at, n.Changes, n.MetadataChanged),
+	}})
+	s.CallsVer++
+}
