@@ -11,7 +11,7 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -113,6 +113,7 @@ async function main() {
     await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
     check("initialize", true);
     await approvals(client, rootDir);
+    await subscriptions(client, rootDir);
   } catch (e) {
     check("session", false, e.stack || e.message);
   } finally {
@@ -176,6 +177,41 @@ async function approvals(client, rootDir) {
   const asked = person.asked.length;
   const read = await callTool(client, "read_cell", { cell_id: "keep-a" });
   check("read_cell: not held, nobody asked", !read.isError && person.asked.length === asked, short(textOf(read)));
+}
+
+// subscriptions: a client subscribed to notebook://steer hears of a write to
+// the file on disk (an editor, git) within 5 s, through the server's watch
+// of notebooks in use (--watch-interval, 2 s by default), and the agent's
+// next result on the notebook says which cells changed.
+async function subscriptions(client, rootDir) {
+  check("initialize: resources.subscribe advertised", client.getServerCapabilities()?.resources?.subscribe === true,
+    short(client.getServerCapabilities()?.resources));
+  const updated = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updated.push(n.params.uri); });
+  await client.subscribeResource({ uri: "notebook://steer" });
+
+  const path = join(rootDir, "steer.ipynb");
+  const nb = JSON.parse(readFileSync(path, "utf8"));
+  const cell = nb.cells.find((c) => c.id === "keep-a");
+  cell.source = "a = 'edited outside'";
+  writeFileSync(path, JSON.stringify(nb, null, 1) + "\n");
+  const t0 = Date.now();
+  while (!updated.includes("notebook://steer") && Date.now() - t0 < 30_000) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const ms = Date.now() - t0;
+  check("resources/updated for notebook://steer within 5 s of a write on disk", updated.includes("notebook://steer") && ms <= 5000,
+    `after ${ms} ms, got ${short(updated)}`);
+  console.log(`      resources/updated after ${ms} ms`);
+
+  const read = await callTool(client, "read_cell", { cell_id: "keep-a" });
+  const text = textOf(read);
+  check("read_cell after the outside write: the new source", text.includes("edited outside"), short(text));
+  check("read_cell after the outside write: a notice names the cell changed outside",
+    /Note: notebook 'steer' \(steer\.ipynb\) was changed outside this server at \d\d:\d\d:\d\d UTC: cell 0 \(keep-a\) edited/.test(text), short(text));
+  check("read_cell after the outside write: the notice in _meta io.jupyter-mcp/notices",
+    Array.isArray(read._meta?.["io.jupyter-mcp/notices"]) && read._meta["io.jupyter-mcp/notices"].length === 1, short(read._meta));
+  await client.unsubscribeResource({ uri: "notebook://steer" });
 }
 
 main().catch((e) => {

@@ -67,6 +67,7 @@ type Server struct {
 	anon     int // sessions without a transport id (stdio, in-memory)
 
 	notebooks notebookList // the notebooks in use as resources (resources.go)
+	subs      resourceSubs // resource subscriptions (subscriptions.go)
 
 	// schemaProblems counts results that did not match their declared
 	// output schema: a server bug. Tests assert it stays zero.
@@ -102,7 +103,9 @@ func New(e *engine.Engine, opts Options) *Server {
 		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
 			s.sessionID(req.Session)
 		},
-		CompletionHandler: s.complete,
+		CompletionHandler:  s.complete,
+		SubscribeHandler:   s.subscribeResource,
+		UnsubscribeHandler: s.unsubscribeResource,
 	})
 	for _, d := range allTools() {
 		r, err := d.output.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
@@ -188,6 +191,7 @@ func (s *Server) sessionID(ss *sdk.ServerSession) string {
 		delete(s.sessions, ss)
 		s.mu.Unlock()
 		s.unwatchNotebooks()
+		s.dropSubscriptions(ss, "")
 		s.e.SessionClosed(id)
 	}()
 	return id
