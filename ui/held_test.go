@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
 
 func TestHeldCallKeys(t *testing.T) {
@@ -149,8 +150,19 @@ func TestHeldPreviewColours(t *testing.T) {
 	if got := ansi.Strip(strings.Join(lines, "\n")); got != "def f(x):\n    # twice\n    return x * 2  # 'q'" {
 		t.Fatalf("highlighting changed the text: %q", got)
 	}
+	// Code carrying SGR of its own is coloured by the lexer alone: no
+	// sequence is cut between tokens.
+	for _, code := range []string{"print('\x1b[31mred\x1b[0m')", "x = 1 # \x1b[1;2H\x1b[", sanitizeForTest(poison)} {
+		got := strings.Join(highlight(code, "python", styles.Syntax), "\n")
+		if i := firstBad(got); i >= 0 {
+			t.Fatalf("highlight(%q) holds more than SGR at %d: %q", code, i, got)
+		}
+	}
 	// An unknown language without a guess is drawn as it is.
 	if got := ansi.Strip(strings.Join(highlight("a b c", "no-such-language", styles.Syntax), "\n")); got != "a b c" {
 		t.Fatalf("plain: %q", got)
 	}
 }
+
+// sanitizeForTest is what reaches the workbench from outside.
+func sanitizeForTest(s string) string { return termtext.String(s) }

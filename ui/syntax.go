@@ -6,6 +6,7 @@ import (
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
@@ -25,7 +26,9 @@ const maxHighlightBytes = 64 << 10
 // lexer knows it, one is guessed from the code, and without a guess the
 // code is drawn plain.
 func highlight(code, language string, st theme.Syntax) []string {
-	code = strings.TrimRight(code, "\n")
+	// The sanitizer leaves SGR in text; here the colours are the lexer's,
+	// and a sequence cut into tokens would be drawn broken.
+	code = strings.TrimRight(ansi.Strip(code), "\n")
 	if code == "" {
 		return nil
 	}
