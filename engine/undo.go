@@ -184,6 +184,30 @@ func (l *undoLog) records(d *document) []*undoRecord {
 	return slices.Clone(l.byDoc[d])
 }
 
+// undoView is a record as read under the log's lock: dropping a record
+// (another notebook's change pushing the log past its bounds) clears its
+// cells, and an undo marks records undone, while an undo reads them.
+type undoView struct {
+	seq     uint64
+	call    callIdentity
+	doc     *document
+	cells   []undoCell // never modified: a drop only lets go of them
+	order   []string
+	dropped bool
+	undone  bool // an undo in effect reverted it
+}
+
+// views reads records under the lock.
+func (l *undoLog) views(rs []*undoRecord) []*undoView {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]*undoView, len(rs))
+	for i, r := range rs {
+		out[i] = &undoView{seq: r.seq, call: r.call, doc: r.doc, cells: r.cells, order: r.order, dropped: r.dropped, undone: r.undoneBy != nil}
+	}
+	return out
+}
+
 // find returns the records callID made and their notebook, oldest first.
 // A call acts on one notebook.
 func (l *undoLog) find(callID string) (*document, []*undoRecord) {

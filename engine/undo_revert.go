@@ -95,12 +95,16 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 	}
 	res := UndoResult{ID: id.id, Of: callID, Tool: first.tool, At: first.at, Notebook: d.name,
 		Summary: fmt.Sprintf("undo of %s %s by the person", first.tool, clock(first.at))}
+	var firstCell string
 	err := e.mutate(withCallIdentity(ctx, id), d, "", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
 		res.Changes = nil
-		all := e.undo.records(d)
+		mine, all := e.undo.views(rs), e.undo.views(e.undo.records(d))
+		if len(mine[0].cells) > 0 {
+			firstCell = mine[0].cells[0].id
+		}
 		var events []NotebookEvent
-		for i := len(rs) - 1; i >= 0; i-- {
-			evs, changes, err := e.revert(nb, rs[i], all)
+		for i := len(mine) - 1; i >= 0; i-- {
+			evs, changes, err := e.revert(nb, mine[i], all)
 			if err != nil {
 				return nil, err
 			}
@@ -133,9 +137,7 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 	entry.Status, entry.Duration = CallOK, time.Since(id.at)
 	entry.Undoable = id.made != nil
 	entry.Text = res.Summary + ": " + strings.Join(res.Changes, ", ")
-	if len(rs[0].cells) > 0 {
-		entry.CellID = rs[0].cells[0].id
-	}
+	entry.CellID = firstCell
 	e.calls.publishCall(EvCallFinished, entry)
 	e.tellUndone(d, rs, res.Changes)
 	return res, nil
@@ -160,7 +162,7 @@ func (e *Engine) tellUndone(d *document, rs []*undoRecord, changes []string) {
 // revert takes record r back on the working copy nb, or changes nothing
 // and says which cell stands in the way. all is the notebook's records,
 // oldest first, for naming the later change.
-func (e *Engine) revert(nb *notebook.Notebook, r *undoRecord, all []*undoRecord) ([]NotebookEvent, []string, error) {
+func (e *Engine) revert(nb *notebook.Notebook, r *undoView, all []*undoView) ([]NotebookEvent, []string, error) {
 	if r.dropped {
 		return nil, nil, Userf("the change of %s of %s is no longer kept for undo", r.call.tool, clock(r.call.at))
 	}
@@ -257,7 +259,7 @@ func placeFor(nb *notebook.Notebook, order []string, k int, pending map[string]b
 }
 
 // undoConflict checks one cell of r against the notebook now.
-func (e *Engine) undoConflict(nb *notebook.Notebook, r *undoRecord, uc undoCell, all []*undoRecord) error {
+func (e *Engine) undoConflict(nb *notebook.Notebook, r *undoView, uc undoCell, all []*undoView) error {
 	i := nb.IndexOf(uc.id)
 	switch {
 	case uc.after == nil:
@@ -287,13 +289,13 @@ func (e *Engine) undoConflict(nb *notebook.Notebook, r *undoRecord, uc undoCell,
 
 // laterChange is the latest change after r that did what did to cell id,
 // preferring one still in effect; nil when none kept did.
-func laterChange(r *undoRecord, id string, all []*undoRecord, did func(*undoCell) bool) *undoRecord {
-	var undone *undoRecord
+func laterChange(r *undoView, id string, all []*undoView, did func(*undoCell) bool) *undoView {
+	var undone *undoView
 	for k := len(all) - 1; k >= 0 && all[k].seq > r.seq; k-- {
 		l := all[k]
 		for j := range l.cells {
 			if l.cells[j].id == id && did(&l.cells[j]) {
-				if l.undoneBy == nil {
+				if !l.undone {
 					return l
 				}
 				if undone == nil {
@@ -305,14 +307,14 @@ func laterChange(r *undoRecord, id string, all []*undoRecord, did func(*undoCell
 	return undone
 }
 
-func (e *Engine) conflictError(r *undoRecord, id, verb string, all []*undoRecord, did func(*undoCell) bool) error {
+func (e *Engine) conflictError(r *undoView, id, verb string, all []*undoView, did func(*undoCell) bool) error {
 	if l := laterChange(r, id, all, did); l != nil {
 		return e.conflictFrom(id, verb, l)
 	}
 	return &UndoConflictError{CellID: id, Verb: verb}
 }
 
-func (e *Engine) conflictFrom(id, verb string, l *undoRecord) error {
+func (e *Engine) conflictFrom(id, verb string, l *undoView) error {
 	err := &UndoConflictError{CellID: id, Verb: verb, ByCall: l.call.id, ByTool: l.call.tool, BySession: l.call.session, At: l.call.at}
 	if l.call.session != "" {
 		e.mu.RLock()

@@ -450,3 +450,38 @@ func TestRecordChangeNeedsACall(t *testing.T) {
 		t.Fatalf("record: %+v", r)
 	}
 }
+
+// Records dropped for another notebook's changes while an undo reads them
+// are read under the log's lock (the race detector checks), and read as
+// dropped once gone.
+func TestUndoViewsWhileDropping(t *testing.T) {
+	t.Parallel()
+	l := newUndoLog()
+	l.maxBytes = 64 << 10
+	d1, d2 := &document{name: "one"}, &document{name: "two"}
+	add := func(d *document, call string) {
+		before := []*notebook.Cell{{ID: "a", Source: "x"}}
+		after := []*notebook.Cell{before[0], {ID: "b", Source: strings.Repeat("y", 4<<10)}}
+		l.add(recordChange(withCallIdentity(context.Background(), &callIdentity{id: call}), d, before, after))
+	}
+	add(d1, "first")
+	_, rs := l.find("first")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 100 {
+			add(d2, fmt.Sprint("other-", i))
+		}
+	}()
+	for range 100 {
+		for _, v := range l.views(rs) {
+			if !v.dropped && len(v.cells) != 1 {
+				t.Errorf("a kept record read with %d cells", len(v.cells))
+			}
+		}
+	}
+	<-done
+	if v := l.views(rs)[0]; !v.dropped || v.cells != nil {
+		t.Fatalf("the oldest record outlived 400 KiB of newer ones in 64 KiB: %+v", v)
+	}
+}
