@@ -24,6 +24,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/contract"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
 )
 
@@ -148,7 +149,7 @@ func replayAgainst(ctx context.Context, o *replayOptions, stdout, stderr io.Writ
 		fmt.Fprintln(stderr, "jupyter-mcp-server replay:", err)
 		return 2
 	}
-	calls, skipped, err := observe.ReadCalls(o.against)
+	calls, skipped, err := contract.ReadCalls(o.against)
 	if err != nil {
 		return fail(err)
 	}
@@ -186,14 +187,14 @@ func replayAgainst(ctx context.Context, o *replayOptions, stdout, stderr io.Writ
 	}
 	defer srv.stop()
 
-	cmp := observe.NewComparer(roots...)
+	cmp := contract.NewComparer(roots...)
 	sessions := map[string]*sdk.ClientSession{}
 	defer func() {
 		for _, cs := range sessions {
 			cs.Close()
 		}
 	}()
-	var diffs []observe.Difference
+	var diffs []contract.Difference
 	for _, c := range calls {
 		cs := sessions[c.Session]
 		if cs == nil {
@@ -213,9 +214,9 @@ func replayAgainst(ctx context.Context, o *replayOptions, stdout, stderr io.Writ
 		diffs = append(diffs, cmp.Compare(c, callResult(res, err))...)
 	}
 	if len(diffs) > 0 {
-		observe.WriteDifferences(stdout, diffs)
+		contract.WriteDifferences(stdout, diffs)
 	}
-	fmt.Fprintln(stdout, observe.Summary(o.against, calls, skipped, diffs))
+	fmt.Fprintln(stdout, contract.Summary(o.against, calls, skipped, diffs))
 	if len(diffs) > 0 {
 		return 1
 	}
@@ -223,13 +224,13 @@ func replayAgainst(ctx context.Context, o *replayOptions, stdout, stderr io.Writ
 }
 
 // callResult is a replayed answer in the terms of the comparison.
-func callResult(res *sdk.CallToolResult, err error) observe.CallResult {
+func callResult(res *sdk.CallToolResult, err error) contract.CallResult {
 	if err != nil || res == nil {
-		return observe.CallResult{Status: observe.StatusProtocolError}
+		return contract.CallResult{Status: contract.StatusProtocolError}
 	}
-	r := observe.CallResult{Status: observe.StatusOK}
+	r := contract.CallResult{Status: contract.StatusOK}
 	if res.IsError {
-		r.Status = observe.StatusToolError
+		r.Status = contract.StatusToolError
 	}
 	var texts []string
 	for _, c := range res.Content {

@@ -11,8 +11,8 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 )
 
-// redacted replaces secrets in recordings.
-const redacted = "[redacted]"
+// Redacted replaces secrets in recordings.
+const Redacted = "[redacted]"
 
 // Recorder writes engine events as JSON lines, one event a line, with
 // secrets replaced by "[redacted]" wherever they appear (arguments, results,
@@ -70,7 +70,7 @@ func (r *Recorder) Write(ev engine.Event) error {
 		return err
 	}
 	for _, s := range r.secrets {
-		line = bytes.ReplaceAll(line, s, []byte(redacted))
+		line = bytes.ReplaceAll(line, s, []byte(Redacted))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -55,7 +55,7 @@ func TestRecordRedactsAndReplays(t *testing.T) {
 	if strings.Contains(out, token) {
 		t.Fatal("the recording holds the token")
 	}
-	if n := strings.Count(out, redacted); n != 3 {
+	if n := strings.Count(out, Redacted); n != 3 {
 		t.Errorf("%d redactions, want 3", n)
 	}
 	if !strings.Contains(out, `"cell_id":"c9d0e1f2"`) {
@@ -99,7 +99,7 @@ func TestRecordRedactsAndReplays(t *testing.T) {
 		t.Errorf("call start not moved with its event: %+v", c)
 	}
 	var args map[string]string
-	if err := json.Unmarshal(got[len(got)-2].Call.Args, &args); err != nil || args["jupyter_token"] != redacted {
+	if err := json.Unmarshal(got[len(got)-2].Call.Args, &args); err != nil || args["jupyter_token"] != Redacted {
 		t.Fatalf("replayed args %s (%v)", got[len(got)-2].Call.Args, err)
 	}
 }

@@ -113,7 +113,7 @@ func Replay(path string, options ...ReplayOptions) (*ReplaySource, error) {
 		return nil, err
 	}
 	defer f.Close()
-	evs, err := readRecording(f)
+	evs, err := ReadRecording(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -126,8 +126,8 @@ func Replay(path string, options ...ReplayOptions) (*ReplaySource, error) {
 	return &ReplaySource{path: path, events: evs, opts: opts}, nil
 }
 
-// readRecording parses JSON lines of events; blank lines are skipped.
-func readRecording(r io.Reader) ([]engine.Event, error) {
+// ReadRecording parses JSON lines of events; blank lines are skipped.
+func ReadRecording(r io.Reader) ([]engine.Event, error) {
 	var evs []engine.Event
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)

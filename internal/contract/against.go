@@ -1,4 +1,4 @@
-package observe
+package contract
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // Call statuses as a replay compares them.
@@ -59,7 +60,7 @@ func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 		return nil, nil, err
 	}
 	defer f.Close()
-	evs, err := readRecording(f)
+	evs, err := observe.ReadRecording(f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -102,7 +103,7 @@ func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 		case p.finished.Status == engine.CallCancelled || p.finished.Status == engine.CallDenied:
 			skipped = append(skipped, SkippedCall{n, tool, string(p.finished.Status)})
 			continue
-		case bytes.Contains(p.start.Args, []byte(redacted)):
+		case bytes.Contains(p.start.Args, []byte(observe.Redacted)):
 			// A token was cut out of them: run as recorded, the call
 			// would use "[redacted]" as a token or a URL.
 			skipped = append(skipped, SkippedCall{n, tool, "arguments redacted"})

@@ -1,4 +1,4 @@
-package observe
+package contract
 
 import (
 	"encoding/json"

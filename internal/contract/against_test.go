@@ -1,4 +1,4 @@
-package observe
+package contract
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
 // ReadCalls pairs starts with results in the order calls started and
@@ -15,7 +16,7 @@ import (
 func TestReadCallsPairsAndSkips(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	rec := NewRecordWriter(&buf, nil)
+	rec := observe.NewRecordWriter(&buf, nil)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	start := func(s int, id, tool string) engine.Event {
 		return engine.Event{Time: at(s), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Session: "S1", Tool: tool, Args: raw(t, map[string]any{"n": s}), Status: engine.CallRunning}}
@@ -33,7 +34,7 @@ func TestReadCallsPairsAndSkips(t *testing.T) {
 		start(7, "d", "delete_cell"),
 		finish(8, engine.CallEvent{ID: "d", Status: engine.CallDenied}),
 		{Time: at(9), Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k", State: "idle"}},
-		{Time: at(9), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "f", Tool: "connect_to_jupyter", Args: raw(t, map[string]any{"jupyter_token": redacted})}},
+		{Time: at(9), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "f", Tool: "connect_to_jupyter", Args: raw(t, map[string]any{"jupyter_token": observe.Redacted})}},
 		finish(9, engine.CallEvent{ID: "f", Status: engine.CallOK}),
 		start(10, "e", "list_kernels"),                                // the run ended here
 		finish(11, engine.CallEvent{ID: "zz", Status: engine.CallOK}), // no start
