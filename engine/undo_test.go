@@ -72,6 +72,37 @@ func testUndo(t *testing.T, f *fixture) {
 	t.Run("OutsideEdit", func(t *testing.T) { testUndoOutsideEdit(t, f) })
 	t.Run("UndoOfUndo", func(t *testing.T) { testUndoOfUndo(t, f) })
 	t.Run("Bound", func(t *testing.T) { testUndoBound(t, f) })
+	t.Run("InsertExecuted", func(t *testing.T) { testUndoInsertExecuted(t, f) })
+}
+
+// A cell inserted and run has outputs the call did not write: they do not
+// stand in the way of undoing the insert. Running a cell again is no change
+// kept for undo.
+func testUndoInsertExecuted(t *testing.T, f *fixture) {
+	e := f.e
+	ids := seed(t, f, "ix", "ix", "ix.ipynb", "a")
+	var res ExecResult
+	call := asCall(t, e, "ix", "insert_execute_code_cell", func(ctx context.Context) (err error) {
+		res, err = e.InsertExecuteCell(ctx, "ix", "ix", -1, "print('ran')", ExecOptions{Timeout: 60 * time.Second})
+		return err
+	})
+	if disk := f.disk(t, "ix.ipynb"); len(disk.Cells) != 2 || len(disk.Cells[1].Outputs) == 0 {
+		t.Fatalf("the run left no outputs on disk: %+v", disk.Cells)
+	}
+	rerun := asCall(t, e, "ix", "execute_cell", func(ctx context.Context) error {
+		_, err := e.ExecuteCell(ctx, "ix", "ix", CellRef{ID: res.Cell.ID}, ExecOptions{Timeout: 60 * time.Second})
+		return err
+	})
+	if _, err := e.Undo(ctxT(t), rerun); err == nil || !strings.Contains(err.Error(), "no change kept") {
+		t.Fatalf("undo of a run: %v", err)
+	}
+	u := undo(t, e, call)
+	if got := cellIDs(f.disk(t, "ix.ipynb")); !equalStrings(got, ids) {
+		t.Fatalf("after the undo: %q", got)
+	}
+	if len(u.Changes) != 1 || u.Changes[0] != "cell "+res.Cell.ID+" removed" {
+		t.Fatalf("changes: %q", u.Changes)
+	}
 }
 
 // Undoing an insert removes the cell from the file, shows the undo in the
