@@ -45,10 +45,11 @@ type CallStart struct {
 }
 
 // AskClient asks the person using the calling client, through that client
-// (MCP elicitation), whether a call held for approval may run. mcp makes one
-// per call when the client can be asked. It returns when the person
-// answered, or with an error when ctx ended or the client failed.
-type AskClient func(ctx context.Context) (ClientAnswer, error)
+// (MCP elicitation), whether a call held for approval may run, showing what
+// it would do (preview, nil when the call has none). mcp makes one per call
+// when the client can be asked. It returns when the person answered, or
+// with an error when ctx ended or the client failed.
+type AskClient func(ctx context.Context, preview *CallPreview) (ClientAnswer, error)
 
 // ClientAnswer is what the person using the client answered.
 type ClientAnswer struct {
@@ -367,7 +368,7 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 		r.holdWith(cl, "waiting for approval from "+cl.person()+", asked through their MCP client", preview)
 		askCtx, stop := context.WithCancel(ctx)
 		defer stop()
-		answered = askThrough(askCtx, cl)
+		answered = askThrough(askCtx, cl, preview)
 	} else {
 		r.holdWith(cl, "waiting for approval in the workbench", preview)
 	}
@@ -418,10 +419,10 @@ func (cl *call) person() string {
 // askThrough asks the person at the client and delivers the decision on the
 // returned channel, which is buffered so that an answer nobody waits for
 // any more (the workbench decided, the timeout struck) is dropped.
-func askThrough(ctx context.Context, cl *call) <-chan decision {
+func askThrough(ctx context.Context, cl *call, preview *CallPreview) <-chan decision {
 	out := make(chan decision, 1)
 	go func() {
-		a, err := cl.ask(ctx)
+		a, err := cl.ask(ctx, preview)
 		out <- clientDecision(ctx, cl, a, err)
 	}()
 	return out

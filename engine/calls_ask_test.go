@@ -11,7 +11,7 @@ import (
 // askStub is the person at the client: it records that it was asked and
 // answers what the test tells it to, or waits for the context.
 type askStub struct {
-	asked  chan struct{}
+	asked  chan *CallPreview
 	answer chan askReply
 }
 
@@ -21,11 +21,11 @@ type askReply struct {
 }
 
 func newAskStub() *askStub {
-	return &askStub{asked: make(chan struct{}, 1), answer: make(chan askReply, 1)}
+	return &askStub{asked: make(chan *CallPreview, 1), answer: make(chan askReply, 1)}
 }
 
-func (s *askStub) ask(ctx context.Context) (ClientAnswer, error) {
-	s.asked <- struct{}{}
+func (s *askStub) ask(ctx context.Context, preview *CallPreview) (ClientAnswer, error) {
+	s.asked <- preview
 	select {
 	case r := <-s.answer:
 		return r.a, r.err
@@ -182,5 +182,24 @@ func TestClientCancelWhileAsked(t *testing.T) {
 	}
 	if f := h.next(t, EvCallFinished).Call; f.Status != CallCancelled {
 		t.Errorf("finished %+v", f)
+	}
+}
+
+// The person at the client is shown the same preview a workbench would
+// be: here, why there is none (no notebook in use).
+func TestClientAskedWithPreview(t *testing.T) {
+	t.Parallel()
+	h := newCallHarness(t)
+	h.e.SetApproval(ApproveDestructive, time.Hour)
+	stub := newAskStub()
+	res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "delete_cell", Destructive: true, Ask: stub.ask,
+		Preview: func() PreviewRequest { return PreviewRequest{Op: PreviewDelete, Indices: []int{0}} }})
+	p := <-stub.asked
+	if p == nil || !strings.Contains(p.Problem, "notebook") {
+		t.Errorf("the client was shown %+v", p)
+	}
+	stub.answer <- askReply{a: ClientAnswer{Reason: "no"}}
+	if r := wait(t, res); r.err == nil {
+		t.Fatal("a denied call ran")
 	}
 }

@@ -153,6 +153,8 @@ async function approvals(client, rootDir) {
   console.log(`      the question: ${short(q.message, 600)}`);
   check("delete_cell: the question names the tool, the notebook and the cell",
     /delete_cell/.test(q.message) && /'steer' \(steer\.ipynb\)/.test(q.message) && /drop-b/.test(q.message), short(q.message));
+  check("delete_cell: the question shows what it would do (the cell that would go, its source)",
+    q.message?.includes("It would delete 1 of 3 cells.") && q.message?.includes("cell 1 (drop-b) would be deleted: b = 2"), short(q.message));
   check("delete_cell: the form offers allow / deny and a reason",
     JSON.stringify(q.requestedSchema?.properties?.decision?.enum) === '["allow","deny"]' && q.requestedSchema?.properties?.reason?.type === "string",
     short(q.requestedSchema));

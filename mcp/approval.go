@@ -77,10 +77,10 @@ func (s *Server) askClient(ss *sdk.ServerSession, d *toolDef, session, tool stri
 	if !canElicit(ss) {
 		return nil
 	}
-	return func(ctx context.Context) (engine.ClientAnswer, error) {
+	return func(ctx context.Context, preview *engine.CallPreview) (engine.ClientAnswer, error) {
 		res, err := ss.Elicit(ctx, &sdk.ElicitParams{
 			Mode:            "form",
-			Message:         s.approvalQuestion(d, session, tool, args),
+			Message:         s.approvalQuestion(d, session, tool, args, preview),
 			RequestedSchema: approvalSchema,
 		})
 		if err != nil {
@@ -107,9 +107,9 @@ func clientAnswer(res *sdk.ElicitResult) engine.ClientAnswer {
 }
 
 // approvalQuestion is the message the person reads: which tool, on which
-// notebook, doing what, with which arguments, and what happens if they do
-// not answer.
-func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.RawMessage) string {
+// notebook, what it would do (the engine's preview, as the workbench shows
+// it), with which arguments, and what happens if they do not answer.
+func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.RawMessage, preview *engine.CallPreview) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "An agent wants to run %s", tool)
 	if d != nil && d.description != "" {
@@ -124,12 +124,70 @@ func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.Ra
 		fmt.Fprintf(&b, " on notebook '%s'", name)
 	}
 	b.WriteString(".")
+	b.WriteString(previewText(preview))
 	if summary := argsSummary(m); summary != "" {
 		b.WriteString("\nArguments: " + summary)
 	}
 	fmt.Fprintf(&b, "\nThis server holds such calls for approval (--approve %s). Allow it to run once, or deny it (a reason you give is passed to the agent). Without an answer within %s it is denied.",
 		s.e.ServerState().ApprovalMode, s.e.ApprovalTimeout())
 	return b.String()
+}
+
+// Bounds of the preview in a question: a person reads its start in a
+// dialog, not a whole cell.
+const (
+	previewLines     = 12
+	previewTextBytes = 1500
+)
+
+// previewRoles words a preview cell's role.
+var previewRoles = map[string]string{
+	engine.PreviewCellNew:   "would be inserted",
+	engine.PreviewCellGone:  "would be deleted",
+	engine.PreviewCellMoved: "would be moved",
+	engine.PreviewCellRun:   "would run",
+}
+
+// previewText is the preview as lines of the question ("" when there is
+// none): what the call would do, the cells it would insert, delete, move or
+// run (their first line), the start of a diff or of the code, and the state
+// that would be lost.
+func previewText(p *engine.CallPreview) string {
+	if p == nil || p.What == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nIt would " + p.What + ".")
+	for _, c := range p.Cells {
+		role, ok := previewRoles[c.Role]
+		if !ok {
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(c.Source), "\n")
+		fmt.Fprintf(&b, "\n  cell %d (%s) %s: %s", c.Index, c.ID, role, oneLine(first))
+	}
+	for _, block := range []string{p.Diff, p.Code} {
+		if block == "" {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(block, "\n"), "\n")
+		if len(lines) > previewLines {
+			lines = append(lines[:previewLines], fmt.Sprintf("… %d more lines", len(lines)-previewLines))
+		}
+		b.WriteString("\n  " + strings.Join(lines, "\n  "))
+	}
+	if len(p.Facts) > 0 {
+		b.WriteString("\nWould be lost: " + strings.Join(p.Facts, "; "))
+	}
+	text := b.String()
+	if len(text) > previewTextBytes {
+		cut := previewTextBytes
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	return text
 }
 
 // firstSentence is a tool description's first sentence, without its period.

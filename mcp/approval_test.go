@@ -91,7 +91,8 @@ func TestApprovalThroughElicitation(t *testing.T) {
 				t.Fatalf("the client was asked %d times: %q", len(asked), asked)
 			}
 			for _, want := range []string{"An agent wants to run delete_cell (Delete specific cells from the currently activated notebook",
-				"on notebook 'held' (" + rel + ")", "Arguments: cell_indices=[0]", "--approve destructive", "within 2m0s"} {
+				"on notebook 'held' (" + rel + ")", "\nIt would delete 1 of 2 cells.\n  cell 0 (cell-0) would be deleted: a = 1\n",
+				"Arguments: cell_indices=[0]", "--approve destructive", "within 2m0s"} {
 				if tt.timeout == 0 && !strings.Contains(asked[0], want) {
 					t.Errorf("the question %q lacks %q", asked[0], want)
 				}
@@ -140,14 +141,24 @@ func TestApprovalWithoutElicitationRefusedAtOnce(t *testing.T) {
 
 func TestApprovalQuestionParts(t *testing.T) {
 	t.Parallel()
+	long := strings.Repeat("x = 1\n", 40)
+	got := previewText(&engine.CallPreview{What: "run code on kernel 12345678", Code: long, Facts: []string{"variables of kernel 12345678"},
+		Cells: []engine.PreviewCell{{Index: 2, ID: "ab", Role: engine.PreviewCellContext, Source: "ctx"}, {Index: 3, ID: "cd", Role: engine.PreviewCellRun, Source: "y = 2\nz = 3"}}})
+	want := "\nIt would run code on kernel 12345678.\n  cell 3 (cd) would run: y = 2\n  x = 1\n"
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\n  … 28 more lines\nWould be lost: variables of kernel 12345678") || strings.Contains(got, "ctx") {
+		t.Errorf("previewText = %q", got)
+	}
+	if previewText(nil) != "" || previewText(&engine.CallPreview{Problem: "no notebook"}) != "" {
+		t.Error("a missing preview has text")
+	}
 	if got := firstSentence("Move a cell from source_index to target_index within the notebook.\n\nMore."); got != "Move a cell from source_index to target_index within the notebook" {
 		t.Errorf("firstSentence = %q", got)
 	}
 	if got := firstSentence("Read it. Then act."); got != "Read it" {
 		t.Errorf("firstSentence = %q", got)
 	}
-	long := strings.Repeat("é", 100)
-	got := argsSummary(map[string]any{"b": "x\ny", "a": 1, "c": long, "jupyter_token": "s3cret"})
+	long = strings.Repeat("é", 100)
+	got = argsSummary(map[string]any{"b": "x\ny", "a": 1, "c": long, "jupyter_token": "s3cret"})
 	if !strings.HasPrefix(got, `a=1, b="x ⏎ y", c="`) || !strings.HasSuffix(got, `…", jupyter_token="s3cret"`) {
 		t.Errorf("argsSummary = %q", got)
 	}

@@ -83,13 +83,14 @@ func (s *Server) approvalStart(st *engine.CallStart, d *toolDef, args, shown jso
 		return
 	}
 	st.RunsCode = runsCode[d.name]
-	if shown == nil {
-		// No one watches: no workbench can show a preview or take an
-		// edit, so neither is made.
-		return
-	}
-	if p := previewers[d.name]; p != nil {
+	// A preview is shown by a workbench, or by the client when it is
+	// asked instead (approval.go); it is only made for a held call.
+	if p := previewers[d.name]; p != nil && (shown != nil || st.Ask != nil) {
 		st.Preview = func() engine.PreviewRequest { return p(args) }
+	}
+	if shown == nil {
+		// No one watches: no workbench can take an edit.
+		return
 	}
 	st.Check = func(edited json.RawMessage) (json.RawMessage, error) {
 		return checkEdit(d, args, shown, edited)
