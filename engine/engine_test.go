@@ -230,6 +230,7 @@ func TestJupyter(t *testing.T) {
 	run("WatcherStops", testWatcherStops)
 	run("ConcurrentInserts", testConcurrentInserts)
 	run("GroupCommit", testGroupCommit)
+	run("GroupCommitEdges", testGroupCommitEdges)
 	run("ReadsDuringSave", testReadsDuringSave)
 	run("SaveLock", testSaveLock)
 	run("SaveLockRefreshRetries", testSaveLockRefreshRetries)
