@@ -181,6 +181,16 @@ func (m *Model) imageReady(msg imageReadyMsg) {
 	}
 }
 
+// kittyDeleteSeq is the delete of our kitty image as the terminal takes
+// it: inside tmux wrapped for passthrough as the image itself was (tmux
+// keeps a bare APC from the terminal, or takes it for a window title).
+func (m *Model) kittyDeleteSeq() string {
+	if m.imgTarget.tmux {
+		return tmuxPassthrough([]string{kittyDelete})
+	}
+	return kittyDelete
+}
+
 // handleImageKey: esc, enter, space, z and q close the image (q does not
 // quit from here: a person looking at a plot presses it to go back);
 // ctrl+c quits.

@@ -100,6 +100,28 @@ func TestImageOpensFullWindowWithKitty(t *testing.T) {
 	}
 }
 
+// Inside tmux (allow-passthrough on) the delete of the kitty image goes
+// through passthrough as the image did: tmux takes a bare APC for the
+// pane's title and never passes it on, so the image would stay.
+func TestKittyImageThroughTmuxIsDeletedThroughTmux(t *testing.T) {
+	t.Parallel()
+	m := imageModel(t, ImageKitty)
+	m.imgTarget.tmux = true
+	m = openImageNow(t, m)
+	lines := strings.Split(m.View(), "\n")
+	if footer := lines[len(lines)-1]; !strings.Contains(footer, "\x1bPtmux;\x1b\x1b_Ga=T,") {
+		t.Fatalf("footer %q: the image should go through tmux", footer[:min(len(footer), 80)])
+	}
+	m, _ = pressKey(m, "esc")
+	v := m.View()
+	if want := tmuxPassthrough([]string{kittyDelete}); !strings.HasPrefix(v, want) {
+		t.Fatalf("after closing the frame starts %q, want the delete wrapped for tmux %q", v[:min(len(v), 60)], want)
+	}
+	if strings.Contains(v, kittyDelete) {
+		t.Fatal("a bare kitty delete reaches tmux")
+	}
+}
+
 func TestImageOpensFullWindowWithSixelAndITerm2(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

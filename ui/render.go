@@ -220,7 +220,7 @@ func (m Model) View() string {
 	var sb strings.Builder
 	sb.Grow(len(header) + len(footer) + len(body)*(bodyW+16))
 	if vc.kittyShown {
-		sb.WriteString(kittyDelete)
+		sb.WriteString(m.kittyDeleteSeq())
 	}
 	for _, line := range strings.Split(header, "\n") {
 		sb.WriteString(line + pad + "\n")
