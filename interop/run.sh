@@ -61,7 +61,7 @@ trap 'rc=$?; if [ -n "${SERVER_PID:-}" ]; then stop_server; fi; exit $rc' EXIT
 trap 'exit 130' INT TERM
 
 step "e2e over stdio (managed Jupyter)" node "$INTEROP_DIR/e2e.mjs" --bin "$JMS_BIN"
-step "steering over stdio (elicitation)" node "$INTEROP_DIR/steering.mjs" --bin "$JMS_BIN"
+step "steering over stdio (elicitation, subscriptions)" node "$INTEROP_DIR/steering.mjs" --bin "$JMS_BIN"
 
 # One server, with a bearer token, serves both the HTTP e2e and the inspector.
 log "interop: starting the streamable HTTP server"
