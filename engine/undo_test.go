@@ -73,6 +73,47 @@ func testUndo(t *testing.T, f *fixture) {
 	t.Run("UndoOfUndo", func(t *testing.T) { testUndoOfUndo(t, f) })
 	t.Run("Bound", func(t *testing.T) { testUndoBound(t, f) })
 	t.Run("InsertExecuted", func(t *testing.T) { testUndoInsertExecuted(t, f) })
+	t.Run("ClearOutput", func(t *testing.T) { testUndoClearOutput(t, f) })
+}
+
+// Undoing a clear of outputs brings them back, with the execution count;
+// once the cell has new outputs, the undo is refused rather than lose them.
+func testUndoClearOutput(t *testing.T, f *fixture) {
+	e := f.e
+	f.use(t, "co", "co", "co.ipynb", "create")
+	_, c, err := e.InsertCell(ctxT(t), "co", "co", -1, notebook.Code, "print('hi')")
+	checkNoError(t, "insert", err)
+	nb := f.disk(t, "co.ipynb")
+	n := 3
+	nb.Cells[0].ExecutionCount = &n
+	nb.Cells[0].Outputs = []notebook.Output{{OutputType: notebook.Stream, Name: "stdout", Text: "hi\n"}}
+	f.writeBehind(t, "co.ipynb", nb)
+	clearCall := func() string {
+		return asCall(t, e, "co", "clear_cell_output", func(ctx context.Context) error {
+			_, _, err := e.ClearCellOutput(ctx, "co", "co", CellRef{ID: c.ID})
+			return err
+		})
+	}
+	first := clearCall()
+	u := undo(t, e, first)
+	got := f.disk(t, "co.ipynb").Cells[0]
+	if len(got.Outputs) != 1 || got.Outputs[0].Text != "hi\n" || got.ExecutionCount == nil || *got.ExecutionCount != 3 {
+		t.Fatalf("after the undo: %+v", got)
+	}
+	if len(u.Changes) != 1 || u.Changes[0] != "cell "+c.ID+" outputs restored" {
+		t.Fatalf("changes: %q", u.Changes)
+	}
+	second := clearCall()
+	nb = f.disk(t, "co.ipynb")
+	nb.Cells[0].Outputs = []notebook.Output{{OutputType: notebook.Stream, Name: "stdout", Text: "new run\n"}}
+	f.writeBehind(t, "co.ipynb", nb)
+	_, err = e.Undo(ctxT(t), second)
+	if ce := wantErrorAs[*UndoConflictError](t, err); ce.CellID != c.ID {
+		t.Fatalf("conflict: %v", err)
+	}
+	if got := f.disk(t, "co.ipynb").Cells[0]; len(got.Outputs) != 1 || got.Outputs[0].Text != "new run\n" {
+		t.Fatalf("the new outputs were clobbered: %+v", got.Outputs)
+	}
 }
 
 // A cell inserted and run has outputs the call did not write: they do not
