@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
 // Group commit. Saving a notebook costs the same whether it holds one new
@@ -200,7 +203,7 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 		}
 		before := work
 		before.Cells = slices.Clone(work.Cells)
-		events, err := p.apply(&work)
+		events, err := e.applyChange(d, p, &work)
 		if err != nil {
 			work = before
 			if !errors.Is(err, errNoChange) {
@@ -251,4 +254,19 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 		}
 	}
 	return group, nil
+}
+
+// applyChange applies one change of a group to nb. A change that panics
+// (a bug) fails alone, as the MCP server fails the one request whose
+// handler panicked: the leader runs other calls' changes, and a panic
+// carried out of the group would leave the notebook's writer held and the
+// group's other calls waiting for ever.
+func (e *Engine) applyChange(d *document, p *pendingChange, nb *notebook.Notebook) (events []NotebookEvent, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("panic in a change to a notebook (server bug)", "notebook", d.name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			events, err = nil, fmt.Errorf("internal error while changing notebook %q (a bug; it has been logged); nothing was changed: %v", d.name, r)
+		}
+	}()
+	return p.apply(nb)
 }

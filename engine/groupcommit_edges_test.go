@@ -40,9 +40,9 @@ func queueThenRun(t *testing.T, d *document, between func(), calls ...func() err
 }
 
 // testGroupCommitEdges: a change that altered the working copy before it
-// failed leaves nothing of itself in the group's save; the leader's caller
-// going away fails its own change only; a group whose save failed leaves
-// no undo record.
+// failed, or panicked, leaves nothing of itself in the group's save; the
+// leader's caller going away fails its own change only; a group whose save
+// failed leaves no undo record.
 func testGroupCommitEdges(t *testing.T, f *fixture) {
 	ctx := ctxT(t)
 	e := f.e
@@ -85,6 +85,30 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 		t.Errorf("the change that failed halfway: %v, want its own error", errs[1])
 	}
 	checkNoError(t, "insert c", errs[2])
+	onDisk("a", "b", "c")
+
+	// A change that panics (a bug) fails alone: the leader running it for
+	// another call does not leave the notebook's writer held and the
+	// group's other calls waiting for ever.
+	errs = queueThenRun(t, d, nil,
+		insert(ctx, "p1"),
+		func() error {
+			return e.mutate(ctx, d, "s", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+				nb.Cells = append(nb.Cells, nb.NewCell(notebook.Code, "panicked"))
+				var cells []*notebook.Cell
+				_ = cells[len(nb.Cells)] // index out of range
+				return nil, nil
+			})
+		},
+		insert(ctx, "p2"))
+	checkNoError(t, "insert p1", errs[0])
+	if errs[1] == nil || !strings.Contains(errs[1].Error(), "internal error") {
+		t.Errorf("the change that panicked: %v, want an internal error", errs[1])
+	}
+	checkNoError(t, "insert p2", errs[2])
+	onDisk("a", "b", "c", "p1", "p2")
+	_, _, err = e.DeleteCells(ctx, "s", "nb", []int{3, 4}, nil)
+	checkNoError(t, "a change after the panic", err)
 	onDisk("a", "b", "c")
 
 	// The leader's caller goes away while the group waits: its change is
