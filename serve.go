@@ -216,6 +216,11 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			httpSrv.Shutdown(sctx)
 		}()
 		if workbenchMode(cfg) {
+			// The person resends calls (r) as the workbench's own MCP
+			// session, through this server like any client's.
+			wc := srv.WorkbenchCaller()
+			defer wc.Close()
+			eng.SetWorkbenchCaller(wc)
 			return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme, ImageProtocol: cfg.ImageProtocol})
 		}
 		shown := token

@@ -42,6 +42,9 @@ type CallStart struct {
 	// held (against the tool's input schema) and returns them as the call
 	// should get them; without it the call's arguments cannot be edited.
 	Check func(args json.RawMessage) (json.RawMessage, error)
+	// ResendOf, on a call of the WorkbenchSession, is the id of the call
+	// the person resent with it (resend.go).
+	ResendOf string
 }
 
 // AskClient asks the person using the calling client, through that client
@@ -252,6 +255,7 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 			Args:        c.Args,
 			Destructive: c.Destructive,
 			Editable:    c.Check != nil,
+			ResendOf:    c.ResendOf,
 			Status:      CallRunning,
 			Started:     started,
 		},
@@ -316,6 +320,11 @@ func EditedArgs(ctx context.Context) (args json.RawMessage, ok bool) {
 // admit waits while admission is paused, then while the call is held for
 // approval. It returns nil when the call may run.
 func (r *callRegistry) admit(ctx context.Context, cl *call) error {
+	if cl.info.Session == WorkbenchSession {
+		// The person at the workbench made this call: pausing and
+		// approval are theirs, about the agents' calls.
+		return nil
+	}
 	held := false
 	for {
 		r.mu.Lock()

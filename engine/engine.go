@@ -149,6 +149,8 @@ type Engine struct {
 	// jupyterState is what that supervisor last said.
 	jupyterState atomic.Pointer[jupyter.ServerState]
 
+	resend resender // resend.go: the workbench's own calls
+
 	undo    *undoLog // undo.go: what it takes to revert each call's change
 	undoSeq atomic.Uint64
 
@@ -222,6 +224,7 @@ func (e *Engine) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
+	e.closeResend()
 	e.mu.Lock()
 	kernels := e.kernels
 	e.kernels = map[string]*kernelEntry{}

@@ -104,6 +104,10 @@ type CallEvent struct {
 	// person can undo it (set when it finishes).
 	Undoable bool `json:"undoable,omitempty"`
 
+	// ResendOf, on a call the person at the workbench made (Session
+	// WorkbenchSession), is the id of the call it resent.
+	ResendOf string `json:"resendOf,omitempty"`
+
 	// Progress (EvCallProgress).
 	Progress string `json:"progress,omitempty"`
 

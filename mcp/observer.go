@@ -115,6 +115,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			Args:        args,
 			Destructive: d != nil && d.destructive,
 			Ask:         s.askClient(ctr.Session, d, c.session, ctr.Params.Name, ctr.Params.Arguments),
+			ResendOf:    resendOf(c.session, ctr),
 		}
 		// Whether it runs code; when someone watches, what it would do
 		// and how its arguments may be edited (approve.go).

@@ -64,7 +64,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*sdk.ServerSession]string
-	anon     int // sessions without a transport id (stdio, in-memory)
+	named    map[*sdk.ServerSession]string // ids given before a session initializes (workbench.go)
+	anon     int                           // sessions without a transport id (stdio, in-memory)
 
 	notebooks notebookList // the notebooks in use as resources (resources.go)
 	subs      resourceSubs // resource subscriptions (subscriptions.go)
@@ -92,6 +93,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		tools:    map[string]*toolDef{},
 		resolved: map[string]*jsonschema.Resolved{},
 		sessions: map[*sdk.ServerSession]string{},
+		named:    map[*sdk.ServerSession]string{},
 	}
 	s.srv = sdk.NewServer(&sdk.Implementation{
 		Name:    "Jupyter MCP Server",
@@ -154,7 +156,9 @@ func (s *Server) SDK() *sdk.Server { return s.srv }
 // sessionID names an MCP session for the engine: the transport's session id
 // (streamable HTTP), or "stdio" for a session without one; a second such
 // session on the same server (in-memory transports in tests) gets "stdio-2"
-// so that two sessions never share a current notebook. The first sight of a
+// so that two sessions never share a current notebook; a session named
+// before it initialized (the workbench's own, workbench.go) keeps that
+// name. The first sight of a
 // session tells the engine it opened, and its end tells the engine it closed.
 func (s *Server) sessionID(ss *sdk.ServerSession) string {
 	if ss == nil {
@@ -166,7 +170,10 @@ func (s *Server) sessionID(ss *sdk.ServerSession) string {
 		return id
 	}
 	id := ss.ID()
-	if id == "" {
+	if n, ok := s.named[ss]; ok {
+		id = n
+		delete(s.named, ss)
+	} else if id == "" {
 		s.anon++
 		id = "stdio"
 		if s.anon > 1 {

@@ -475,6 +475,10 @@ func (r *RemoteSource) Settle(id string, v engine.Verdict) error {
 	return r.doTimeout(feedAction{Action: "settle", ID: id, Verdict: &v})
 }
 
+func (r *RemoteSource) CanResend() error { return ErrResendAttached }
+
+func (r *RemoteSource) Resend(engine.Resend) error { return ErrResendAttached }
+
 func (r *RemoteSource) RevokeAllowed() error {
 	return r.doTimeout(feedAction{Action: "revoke"})
 }

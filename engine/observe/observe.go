@@ -32,6 +32,14 @@ type HeaderInfo struct {
 // ErrReadOnly is returned by actions on a source that cannot act (a replay).
 var ErrReadOnly = errors.New("this workbench is read-only (replay)")
 
+// Why a source cannot resend a call (engine.Engine.Resend): a replay has no
+// server to call, and the feed an attached workbench reads carries events
+// and the person's actions on the engine, not tool calls.
+var (
+	ErrResendReplay   = errors.New("resend is not available in a replay: there is no server to run the call on")
+	ErrResendAttached = errors.New("resend is not available in an attached workbench: its feed carries events and actions, not tool calls; resend from the workbench of the process that serves MCP")
+)
+
 // subscriptionBuffer is the bus buffer of a workbench subscription. The
 // buffer absorbs bursts while the UI draws; beyond it the bus drops events
 // and tells us how many (EvMissed), so a slow screen never slows a tool call.
@@ -94,6 +102,10 @@ func (l *LocalSource) SetPaused(paused bool) error {
 func (l *LocalSource) Decide(id string, allow bool) error { return l.e.Decide(id, allow) }
 
 func (l *LocalSource) Settle(id string, v engine.Verdict) error { return l.e.Settle(id, v) }
+
+func (l *LocalSource) CanResend() error { return l.e.CanResend() }
+
+func (l *LocalSource) Resend(r engine.Resend) error { return l.e.Resend(r) }
 
 func (l *LocalSource) RevokeAllowed() error {
 	l.e.RevokeAllowed()

@@ -275,3 +275,5 @@ func (p *ReplaySource) Decide(string, bool) error                     { return E
 func (p *ReplaySource) Settle(string, engine.Verdict) error           { return ErrReadOnly }
 func (p *ReplaySource) RevokeAllowed() error                          { return ErrReadOnly }
 func (p *ReplaySource) Undo(string) error                             { return ErrReadOnly }
+func (p *ReplaySource) CanResend() error                              { return ErrResendReplay }
+func (p *ReplaySource) Resend(engine.Resend) error                    { return ErrResendReplay }

@@ -284,6 +284,9 @@ func (s *State) applyCall(ev engine.Event) {
 	if c.UndoOf != "" {
 		r.UndoOf = c.UndoOf
 	}
+	if c.ResendOf != "" {
+		r.ResendOf = c.ResendOf
+	}
 	if !c.Started.IsZero() {
 		r.Started = c.Started
 	} else if r.Started.IsZero() {
