@@ -224,6 +224,10 @@ type Styles struct {
 	DiffHunk lipgloss.Style
 	Syntax   Syntax
 
+	// Own marks what the person at the workbench did themselves: a call
+	// they resent, in the timeline and beside its original.
+	Own lipgloss.Style
+
 	Help help.Styles
 }
 
@@ -328,6 +332,7 @@ func NewWithPalette(r *lipgloss.Renderer, p Palette) Styles {
 	s.DiffAdd = fg(p.OK)
 	s.DiffDel = fg(p.Error)
 	s.DiffHunk = fg(p.Accent)
+	s.Own = fg(p.Accent).Bold(true)
 	s.Syntax = Syntax{
 		Keyword:  fg(p.Accent).Bold(true),
 		Name:     fg(p.Running),

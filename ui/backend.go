@@ -38,6 +38,13 @@ type Backend interface {
 	// Undo reverts what a finished call changed in a notebook; the error
 	// says why not (a later change to the same cells, names it).
 	Undo(callID string) error
+	// CanResend says whether calls can be resent here: nil, or why not
+	// (a replay, an attached workbench).
+	CanResend() error
+	// Resend checks edited arguments against the tool's input schema
+	// and runs the call again as the workbench's own session; the error
+	// says why it was refused. It does not wait for the call.
+	Resend(r engine.Resend) error
 }
 
 // The sources of package observe are backends.

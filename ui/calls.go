@@ -142,6 +142,10 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 	// duration 7, status 9. Narrow panes drop the session and args.
 	const durW, statusW = 7, 9
 	timeW, sessW := 8, 8
+	if _, ok := m.st.Sessions[engine.WorkbenchSession]; ok {
+		// Room for the workbench's own session, named whole.
+		sessW = 9
+	}
 	if w < 60 {
 		sessW = 0
 	}
@@ -202,9 +206,18 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 			dur = formatDuration(m.clock.Sub(c.Started))
 		}
 		status := m.statusLabel(c.Status)
-		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), c.Tool, argsSummary(c), dur, "")
-		if i == sel {
+		tool := c.Tool
+		own := c.Session == engine.WorkbenchSession
+		if own {
+			// The person's own call (a resend): marked, and in its colour.
+			tool = "↻ " + tool
+		}
+		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), tool, argsSummary(c), dur, "")
+		switch {
+		case i == sel:
 			row = s.Selected.Render(row)
+		case own:
+			row = s.Own.Render(row)
 		}
 		row += status
 		lines = append(lines, row)

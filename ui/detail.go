@@ -131,7 +131,8 @@ func (m *Model) syncDetail() {
 		*p = detailPane{expanded: map[string]bool{}}
 		return
 	}
-	version := c.ID + "|" + string(c.Status) + "|" + fmt.Sprint(len(c.Structured))
+	orig := m.resendPair(c)
+	version := c.ID + "|" + string(c.Status) + "|" + fmt.Sprint(len(c.Structured), orig != nil)
 	if version == p.version {
 		return
 	}
@@ -141,7 +142,9 @@ func (m *Model) syncDetail() {
 		m.notebook.showCall(m, c)
 	}
 	p.callID, p.version, p.root, p.parseErr = c.ID, version, nil, ""
-	if len(c.Structured) > 0 {
+	// A resend beside its original shows both results as text: the
+	// arrows scroll it, there is no tree to fold.
+	if len(c.Structured) > 0 && orig == nil {
 		if c.StructuredCut > 0 {
 			p.parseErr = fmt.Sprintf("structuredContent is %d bytes; too large to show as a tree", len(c.Structured)+c.StructuredCut)
 		} else if root, err := parseJSONTree(c.Structured); err != nil {
@@ -158,6 +161,9 @@ func (p *detailPane) title(m *Model) string {
 		return " Edit " + m.held.callID + " "
 	}
 	if c := m.selectedCall(); c != nil {
+		if m.resendPair(c) != nil {
+			return " Resend of " + c.ResendOf + " "
+		}
 		return " Call " + c.ID + " "
 	}
 	return " Call "
@@ -234,6 +240,10 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	c := m.selectedCall()
 	if c == nil {
 		return []string{s.Muted.Render("select a call in the timeline")}, 0
+	}
+	if orig := m.resendPair(c); orig != nil {
+		lines := m.resendLines(orig, c, w)
+		return lines, len(lines)
 	}
 	var out []string
 	add := func(ls ...string) { out = append(out, ls...) }

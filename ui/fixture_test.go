@@ -49,6 +49,9 @@ type fakeBackend struct {
 	revokes    int
 	undos      []string
 	undoErr    error // what Undo answers
+	resends    []engine.Resend
+	resendErr  error // what Resend answers
+	noResend   error // what CanResend answers
 }
 
 func newFakeBackend() *fakeBackend {
@@ -111,6 +114,14 @@ func (f *fakeBackend) Undo(id string) error {
 	defer f.mu.Unlock()
 	f.undos = append(f.undos, id)
 	return f.undoErr
+}
+
+func (f *fakeBackend) CanResend() error { return f.noResend }
+func (f *fakeBackend) Resend(r engine.Resend) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resends = append(f.resends, r)
+	return f.resendErr
 }
 
 // verdictString is a verdict as the tests compare it.

@@ -32,7 +32,8 @@ const (
 )
 
 // heldEditor is the inline input for a held call: a one-line reason or the
-// arguments in a text area.
+// arguments in a text area. The same text area edits the arguments of a
+// call to resend (resend.go): then callID is the call resent.
 type heldEditor struct {
 	mode    editMode
 	callID  string
@@ -41,6 +42,8 @@ type heldEditor struct {
 	args    textarea.Model
 	problem string // why the engine refused the last edit
 	sending bool   // an edit is on its way to the engine
+	resend  bool   // ctrl+s resends the call rather than allowing it
+	note    string // a warning above the arguments (resend: a secret was redacted)
 }
 
 // Messages of the held-call actions.
@@ -85,6 +88,11 @@ func (m *Model) startEdit(c *observe.Call) tea.Cmd {
 	case c.ArgsCut > 0:
 		return m.flash(fmt.Sprintf("the arguments of this call are too long to edit here (%d bytes not kept)", c.ArgsCut), true)
 	}
+	return m.openArgsEditor(c)
+}
+
+// openArgsEditor opens the arguments of call c in the inline text area.
+func (m *Model) openArgsEditor(c *observe.Call) tea.Cmd {
 	ta := textarea.New()
 	s := m.styles
 	style := textarea.Style{Base: s.Text, CursorLine: s.Text, CursorLineNumber: s.Muted, EndOfBuffer: s.Muted,
@@ -151,6 +159,9 @@ func (m Model) handleEditorKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 				return m, nil
 			}
 			h.sending, h.problem = true, ""
+			if h.resend {
+				return m, m.resendCmd(h.callID, h.tool, json.RawMessage(text))
+			}
 			return m, m.settleCmd(h.callID, engine.Verdict{Allow: true, Args: json.RawMessage(text)}, "allowed "+h.tool+" with edited arguments")
 		case tea.KeyCtrlO:
 			cmd := m.externalEditCmd()
@@ -253,7 +264,7 @@ func (m *Model) flash(what string, isErr bool) tea.Cmd {
 // heldGone ends an input whose call is no longer held (decided elsewhere,
 // timed out, cancelled).
 func (m *Model) heldGone() {
-	if !m.editing() {
+	if !m.editing() || m.held.resend {
 		return
 	}
 	if c := m.st.Call(m.held.callID); c == nil || c.Status != engine.CallHeld {
@@ -269,6 +280,9 @@ func (m *Model) editorHead(w int) []string {
 	head := []string{
 		s.Bold.Render("edit the arguments of "+h.tool) + s.Muted.Render("  (checked against its input schema before it runs)"),
 		s.Held.Render("ctrl+s allow with these arguments · ctrl+o $EDITOR · esc back"),
+	}
+	if h.resend {
+		head = resendEditorHead(s, h)
 	}
 	if h.sending {
 		head = append(head, s.Muted.Render("checking…"))

@@ -55,6 +55,8 @@ func (m *Model) helpView(w, h int) string {
 	for _, note := range []string{
 		"Interrupt (i), cancel (x) and undo (u) need a second press within 1.5 s.",
 		"u u reverts what the selected finished call changed in a notebook (an undo can be undone); it is refused, saying which, when a later change touched the same cells.",
+		"r resends the selected finished call as the workbench's own session (marked ↻ workbench): its arguments open in the editor, ctrl+s checks them against the tool's input schema and runs it; " +
+			"the new call opens beside the original, with a diff of the two results. Not in a replay or an attached workbench.",
 		"y / n allow or deny a held call; while one is selected, n (and N) act on it, not on a search.",
 		"/ searches the calls: words match arguments, text, structuredContent and _meta, in any case (\"quote\" a phrase); " +
 			"terms tool:GLOB status:ok|error|tool-error|protocol-error|denied|cancelled|running|held session:PREFIX " +

@@ -35,6 +35,8 @@ type KeyMap struct {
 	EditArgs     key.Binding
 	// Undo of a finished call's change (u u).
 	Undo key.Binding
+	// Resend the selected call, its arguments edited (resend.go).
+	Resend key.Binding
 
 	// Replay of a recording (enabled only there).
 	ReplayPause key.Binding
@@ -91,6 +93,7 @@ func DefaultKeyMap() KeyMap {
 		Approve:   key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "allow held call")),
 		Deny:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "deny held call")),
 		Undo:      key.NewBinding(key.WithKeys("u"), key.WithHelp("u u", "undo the call's change")),
+		Resend:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resend call (edit arguments)")),
 
 		ReplayPause: key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause replay"), key.WithDisabled()),
 		ReplayStep:  key.NewBinding(key.WithKeys("."), key.WithHelp(".", "step one call"), key.WithDisabled()),
@@ -125,14 +128,14 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the one-line help at the bottom: the keys that work now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.OpenImage, k.ReplayPause, k.ReplayStep, k.Approve, k.Deny, k.EditArgs, k.Interrupt, k.Cancel, k.Undo, k.Pause, k.Stats, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.OpenImage, k.ReplayPause, k.ReplayStep, k.Approve, k.Deny, k.EditArgs, k.Interrupt, k.Cancel, k.Undo, k.Resend, k.Pause, k.Stats, k.Help, k.Quit}
 }
 
 // FullHelp is the `?` screen, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.CopyCall, k.Export, k.Stats, k.Help, k.Quit},
-		{k.Pause, k.Interrupt, k.Cancel, k.Undo, k.Approve, k.AllowSession, k.Deny, k.DenyReason, k.EditArgs, k.RevokeAll, k.ReplayPause, k.ReplayStep},
+		{k.Pause, k.Interrupt, k.Cancel, k.Undo, k.Resend, k.Approve, k.AllowSession, k.Deny, k.DenyReason, k.EditArgs, k.RevokeAll, k.ReplayPause, k.ReplayStep},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Filter, k.ClearFilter, k.NextMatch, k.PrevMatch, k.Toggle, k.OpenImage, k.PrevNotebook, k.NextNotebook, k.StatsSort, k.StatsOpen},
 	}

@@ -119,6 +119,9 @@ type Model struct {
 
 	held heldEditor // the reason or arguments being typed for a held call (held.go)
 
+	resendWait string          // the call whose resend is to be selected when it shows (resend.go)
+	resendSkip map[string]bool // its earlier resends
+
 	pending   pending
 	seq       int // for pending and status messages
 	status    string
@@ -270,6 +273,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.settled(msg)
 	case editorDoneMsg:
 		cmd = m.editorDone(msg)
+	case resentMsg:
+		cmd = m.resent(msg)
 	case statusExpiredMsg:
 		if msg.seq == m.seq && m.pending.kind == pendingNone {
 			m.status = ""
@@ -288,6 +293,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) afterEvents(evs eventsMsg) {
 	m.calls.clampSelection(m)
 	m.heldGone()
+	m.followResend()
 	m.notebook.follow(m, evs)
 	m.execs.clampSelection(m)
 	m.syncDetail()
@@ -388,6 +394,10 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		return m.press(pendingCancel)
 	case key.Matches(msg, k.Undo):
 		return m.press(pendingUndo)
+	case key.Matches(msg, k.Resend):
+		if c := m.resendTarget(); c != nil {
+			return m, m.startResend(c)
+		}
 	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
 		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
 			return m, m.decideCmd(c.ID, key.Matches(msg, k.Approve))
@@ -564,6 +574,7 @@ func (m *Model) updateKeys() {
 	k.Cancel.SetEnabled(c != nil && (c.Status == engine.CallRunning || held))
 	k.Interrupt.SetEnabled(m.interruptTarget() != "")
 	k.Undo.SetEnabled(m.undoTarget() != nil)
+	k.Resend.SetEnabled(m.resendTarget() != nil)
 	k.Filter.SetEnabled(m.focus == FocusCalls)
 	k.ClearFilter.SetEnabled(m.focus == FocusCalls && m.calls.filter != "")
 	k.Toggle.SetEnabled(m.focus == FocusDetail && m.detail.root != nil)
@@ -601,7 +612,7 @@ func (m *Model) updateKeys() {
 		// The stats view takes the keys: offer only its own.
 		k.Stats.SetHelp("s/esc", "close stats")
 		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.CopyToken,
-			&k.Zoom, &k.CopyCall, &k.Export, &k.OpenImage,
+			&k.Zoom, &k.CopyCall, &k.Export, &k.OpenImage, &k.Resend,
 			&k.Pause, &k.Interrupt, &k.Cancel, &k.Undo, &k.Approve, &k.Deny, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom,
 			&k.Filter, &k.ClearFilter, &k.NextMatch, &k.PrevMatch, &k.Toggle, &k.PrevNotebook, &k.NextNotebook,
 			&k.ReplayPause, &k.ReplayStep} {

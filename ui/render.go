@@ -109,6 +109,9 @@ type viewCache struct {
 	vis    visCache                     // the calls the search lets through (search.go)
 	stats  cached[paneKey]              // the stats view (stats.go)
 
+	// The diff of a resent call's result with its original's (resend.go).
+	resendKey, resendDiff string
+
 	// kittyShown says a kitty image was drawn: every frame of the panes
 	// starts with its delete from then on (imageview.go says why).
 	kittyShown bool
