@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
+)
+
+// TestResendEndToEnd runs the binary in a real terminal on a real managed
+// Jupyter: a go-sdk client runs execute_code 1+1; the person selects the
+// call, presses r, edits the code to 2+2 in the inline editor one key at a
+// time and sends it with ctrl+s. The resent call runs on the kernel as the
+// workbench's own session, is marked so in the timeline, and its detail
+// shows the original's 2 beside the resend's 4 and the diff of the two.
+func TestResendEndToEnd(t *testing.T) {
+	needTmux(t)
+	bin := harness.Binary(t)
+	root := t.TempDir()
+	port, err := harness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "resend-e2e-token-0123456789"
+	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1", "TERM=xterm-256color"},
+		fmt.Sprintf("cd %s && exec %s --port %d --root-dir %s --log-file %s", root, bin, port, root, filepath.Join(root, "server.log")))
+	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent")
+
+	cs, err := harness.ConnectHTTP(context.Background(), "resend-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call(t, cs, "use_notebook", map[string]any{"notebook_name": "resend", "notebook_path": "resend.ipynb", "mode": "create"})
+	if text := harness.Text(call(t, cs, "execute_code", map[string]any{"code": "1+1"})); !strings.Contains(text, "2") {
+		t.Fatalf("execute_code 1+1 answered %q", text)
+	}
+	// The calls pane has the focus and follows: the newest call, the
+	// execute_code, is selected.
+	tm.waitScreen(20*time.Second, "▸", "execute_code", "code=1+1")
+
+	tm.key("r")
+	tm.waitScreen(10*time.Second, "resend execute_code as the workbench", "ctrl+s resend with these arguments", `"code": "1+1"`)
+	// The cursor is after the closing brace; the code is the line above.
+	// Every key is its own send-keys: a person types one at a time.
+	for _, k := range []string{"Up", "End", "Left", "BSpace", "BSpace", "BSpace", "2", "+", "2"} {
+		tm.key(k)
+	}
+	tm.waitScreen(10*time.Second, `"code": "2+2"`)
+	tm.key("C-s")
+
+	// The resend is selected once it shows: marked as the workbench's in
+	// the timeline, its detail split, original | resent, and the diff.
+	sideBySide := regexp.MustCompile(`│\s+2\s+│\s+4\s`)
+	diffOld, diffNew := regexp.MustCompile(`│\s+-2\s`), regexp.MustCompile(`│\s+\+4\s`)
+	scr := waitFor(t, tm, 60*time.Second, "the resend beside the original with a diff", func(scr string) bool {
+		return strings.Contains(scr, "workbench ↻ execute_code") && strings.Contains(scr, "Resend of c-") &&
+			strings.Contains(scr, "↻ session workbench") && sideBySide.MatchString(scr) &&
+			diffOld.MatchString(scr) && diffNew.MatchString(scr)
+	})
+	for _, want := range []string{"code=2+2", "diff of the results (original → resent)", "--- original/text", "+++ resent/text"} {
+		if !strings.Contains(scr, want) {
+			t.Fatalf("the screen does not show %q:\n%s", want, scr)
+		}
+	}
+	// The resend's row: the workbench's session, named whole, and ok.
+	row := regexp.MustCompile(`▸ \d\d:\d\d:\d\d workbench ↻ execute_code\s+code=2\+2\s+\S+ ok`)
+	if !row.MatchString(scr) {
+		t.Fatalf("the resend's row in the timeline is not as expected:\n%s", scr)
+	}
+
+	// The agent's session saw none of it: its next call answers as before.
+	if text := harness.Text(call(t, cs, "execute_code", map[string]any{"code": "3+3"})); !strings.Contains(text, "6") {
+		t.Fatalf("execute_code 3+3 answered %q", text)
+	}
+
+	tm.key("q")
+	deadline := time.Now().Add(20 * time.Second)
+	for tm.alive() && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if tm.alive() {
+		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
+	}
+}
