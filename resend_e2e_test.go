@@ -42,7 +42,8 @@ func TestResendEndToEnd(t *testing.T) {
 	}
 	// The calls pane has the focus and follows: the newest call, the
 	// execute_code, is selected.
-	tm.waitScreen(20*time.Second, "▸", "execute_code", "code=1+1")
+	selected := regexp.MustCompile(`▸ \d\d:\d\d:\d\d \S+\s+execute_code\s+code=1\+1`)
+	waitFor(t, tm, 20*time.Second, "the execute_code selected", selected.MatchString)
 
 	tm.key("r")
 	tm.waitScreen(10*time.Second, "resend execute_code as the workbench", "ctrl+s resend with these arguments", `"code": "1+1"`)

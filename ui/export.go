@@ -29,6 +29,7 @@ import (
 type exportedCall struct {
 	ID         string            `json:"id"`
 	Session    string            `json:"session"`
+	ResendOf   string            `json:"resendOf,omitempty"` // the call a workbench call resent
 	Tool       string            `json:"tool"`
 	Status     engine.CallStatus `json:"status"`
 	Started    time.Time         `json:"started"`
@@ -80,6 +81,7 @@ func exportCall(c *observe.Call, known []string) exportedCall {
 	e := exportedCall{
 		ID:         c.ID,
 		Session:    c.Session,
+		ResendOf:   c.ResendOf,
 		Tool:       c.Tool,
 		Status:     c.Status,
 		Started:    c.Started,

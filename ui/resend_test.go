@@ -125,6 +125,11 @@ func TestResendOpensTheEditorAndSplitsTheDetail(t *testing.T) {
 			golden(t, fmt.Sprintf("detail_resend_%dx%d", sz.w, sz.h), detail)
 			checkFrame(t, "screen", m.View(), sz.w, sz.h)
 
+			// Copied or exported, the resend names the call it resent.
+			if e := exportCall(m.selectedCall(), nil); e.ResendOf != "c1" || e.Session != engine.WorkbenchSession {
+				t.Fatalf("exported: %+v", e)
+			}
+
 			ok := true
 			later := engine.Event{Seq: 20, Time: t0.Add(20 * time.Second), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c3",
 				Session: "sess-7f3a", Tool: "list_kernels", Status: engine.CallOK, Started: t0.Add(20 * time.Second), SchemaOK: &ok}}
