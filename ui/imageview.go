@@ -42,6 +42,7 @@ type imageView struct {
 	lines      []string
 	cols, rows int // the cells the image covers
 	px         string
+	offset     [2]int // inside tmux: rows and columns before the pane
 }
 
 // imageReadyMsg carries an image prepared for a window size.
@@ -53,6 +54,7 @@ type imageReadyMsg struct {
 	lines      []string // half blocks
 	cols, rows int
 	px         string // "640×480"
+	offset     [2]int // inside tmux: rows and columns before the pane
 }
 
 // imageArea is the window less the title and footer lines, and one spare
@@ -100,7 +102,7 @@ func (m *Model) prepareImageCmd() tea.Cmd {
 	if v == nil {
 		return nil
 	}
-	seq, raw, mime, target := v.seq, v.raw, v.mime, m.imgTarget
+	seq, raw, mime, target, tmuxOffset := v.seq, v.raw, v.mime, m.imgTarget, m.tmuxOffset
 	w, h := m.width, m.height
 	cols, rows := m.imageArea()
 	cellW, cellH := 10, 20
@@ -130,8 +132,8 @@ func (m *Model) prepareImageCmd() tea.Cmd {
 			msg.err = err.Error()
 			return msg
 		}
-		if target.tmux {
-			esc = tmuxPassthrough(splitEscapes(esc))
+		if target.tmux && tmuxOffset != nil {
+			msg.offset[0], msg.offset[1] = tmuxOffset()
 		}
 		msg.escape = esc
 		return msg
@@ -175,7 +177,7 @@ func (m *Model) imageReady(msg imageReadyMsg) {
 		return
 	}
 	v.ready, v.w, v.h = true, msg.w, msg.h
-	v.err, v.escape, v.lines, v.cols, v.rows, v.px = msg.err, msg.escape, msg.lines, msg.cols, msg.rows, msg.px
+	v.err, v.escape, v.lines, v.cols, v.rows, v.px, v.offset = msg.err, msg.escape, msg.lines, msg.cols, msg.rows, msg.px, msg.offset
 	if msg.escape != "" && m.imgTarget.proto == ImageKitty {
 		m.vc.kittyShown = true
 	}
@@ -246,10 +248,28 @@ func (m *Model) imageFrame() string {
 		// Row and column of the area's top left cell, centred.
 		row := 2 + (rows-v.rows)/2
 		col := 1 + (cols-v.cols)/2
-		footer = "\x1b7" + fmt.Sprintf("\x1b[%d;%dH", row, col) + v.escape + "\x1b8" + footer
+		footer = placeImage(v.escape, row, col, m.imgTarget.tmux, v.offset) + footer
 	}
 	lines = append(lines, footer)
 	return strings.Join(lines, "\n")
+}
+
+// placeImage is the image's escape drawn with its top left cell at row,
+// col of the window (1-based), the cursor saved and restored around it.
+// Inside tmux the escapes go through passthrough to the terminal around
+// tmux, and the cursor moves there, to the pane's place in that terminal
+// (offset), in the same passthrough as the image's last escape (the one
+// that places it): tmux does not move that terminal's cursor to its own
+// before passing a sequence on, and resets it after each one, so a move
+// made outside the passthrough, or in one of its own, does not hold.
+func placeImage(esc string, row, col int, tmux bool, offset [2]int) string {
+	if !tmux {
+		return "\x1b7" + fmt.Sprintf("\x1b[%d;%dH", row, col) + esc + "\x1b8"
+	}
+	seqs := splitEscapes(esc)
+	last := len(seqs) - 1
+	seqs[last] = "\x1b7" + fmt.Sprintf("\x1b[%d;%dH", row+offset[0], col+offset[1]) + seqs[last] + "\x1b8"
+	return tmuxPassthrough(seqs)
 }
 
 // centre pads a line on the left to centre it in w cells.

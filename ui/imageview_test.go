@@ -100,17 +100,28 @@ func TestImageOpensFullWindowWithKitty(t *testing.T) {
 	}
 }
 
-// Inside tmux (allow-passthrough on) the delete of the kitty image goes
-// through passthrough as the image did: tmux takes a bare APC for the
-// pane's title and never passes it on, so the image would stay.
-func TestKittyImageThroughTmuxIsDeletedThroughTmux(t *testing.T) {
+// Inside tmux (allow-passthrough on) the image is placed by a cursor move
+// inside the same passthrough, to where the pane is in the terminal around
+// tmux: tmux neither moves that terminal's cursor for a passthrough nor
+// keeps it between two (nested tmux 3.3a here: a move made outside drew
+// the image at the pane's cursor). The delete of the kitty image goes
+// through passthrough too: tmux takes a bare APC for the pane's title and
+// never passes it on, so the image would stay.
+func TestKittyImageThroughTmux(t *testing.T) {
 	t.Parallel()
 	m := imageModel(t, ImageKitty)
 	m.imgTarget.tmux = true
+	m.tmuxOffset = func() (int, int) { return 5, 40 } // a pane below 5 rows, right of 40 columns
 	m = openImageNow(t, m)
 	lines := strings.Split(m.View(), "\n")
-	if footer := lines[len(lines)-1]; !strings.Contains(footer, "\x1bPtmux;\x1b\x1b_Ga=T,") {
-		t.Fatalf("footer %q: the image should go through tmux", footer[:min(len(footer), 80)])
+	// The 10×2 cells of the image at row 17, column 56 of the window (see
+	// TestImageOpensFullWindowWithKitty) are at 22, 96 in the terminal.
+	footer := lines[len(lines)-1]
+	if !strings.HasPrefix(footer, "\x1bPtmux;\x1b\x1b7\x1b\x1b[22;96H\x1b\x1b_Ga=T,f=100,t=d,i=4711,q=2,C=1,c=10,r=2,m=0;") {
+		t.Fatalf("footer %q: the image and the move that places it should go through tmux together", footer[:min(len(footer), 80)])
+	}
+	if !strings.Contains(footer, "\x1b\x1b\\\x1b\x1b8\x1b\\ esc, enter or q closes the image") {
+		t.Fatalf("footer %q: the passthrough should end with the cursor restored, before the footer's text", footer)
 	}
 	m, _ = pressKey(m, "esc")
 	v := m.View()
@@ -186,5 +197,24 @@ func TestImageKeyOnlyOnImages(t *testing.T) {
 	m = keys(m, "tab") // executions: no image key
 	if m.keys.OpenImage.Enabled() {
 		t.Fatal("the image key is on outside the notebook pane")
+	}
+}
+
+func TestParseTmuxOffset(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		out        string
+		rows, cols int
+	}{
+		{"15 0 on top\n", 16, 0},
+		{"15 51 on bottom\n", 15, 51},
+		{"0 51 2 top\n", 2, 51},
+		{"3 4 off top\n", 3, 4},
+		{"", 0, 0},
+		{"x 1 on top", 0, 0},
+	} {
+		if r, col := parseTmuxOffset(c.out); r != c.rows || col != c.cols {
+			t.Errorf("parseTmuxOffset(%q) = %d, %d, want %d, %d", c.out, r, col, c.rows, c.cols)
+		}
 	}
 }

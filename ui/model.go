@@ -133,6 +133,8 @@ type Model struct {
 	img       *imageView        // the image open full-window, or nil
 	imgTarget imageTarget       // how images are drawn full-window
 	cellSize  func() (w, h int) // the terminal's cell in pixels, or nil
+	// tmuxOffset is where tmux's pane starts in the terminal around it.
+	tmuxOffset func() (rows, cols int)
 
 	vc         *viewCache    // drawings kept between frames (render.go)
 	uiVer      uint64        // changes with every message but engine events
@@ -161,6 +163,10 @@ type Options struct {
 	ImageProtocol ImageProtocol
 	ImageReason   string
 	ImageTmux     bool
+	// TmuxPaneOffset is where tmux's pane starts in the terminal around
+	// tmux (rows above it, columns left of it), asked when an image is
+	// opened inside tmux.
+	TmuxPaneOffset func() (rows, cols int)
 	// CellSize is the terminal's character cell in pixels (0, 0 when it
 	// is not known), asked when an image is opened.
 	CellSize func() (w, h int)
@@ -197,6 +203,7 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 		exportDir:  opts.ExportDir,
 		imgTarget:  imageTarget{proto: opts.ImageProtocol, tmux: opts.ImageTmux, reason: opts.ImageReason},
 		cellSize:   opts.CellSize,
+		tmuxOffset: opts.TmuxPaneOffset,
 		vc:         &viewCache{},
 		frameEvery: opts.FrameInterval,
 	}

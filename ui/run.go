@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,9 +50,10 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 	styles := theme.ForTheme(r, opts.Theme)
 	target := detectImages(tty, ImageProtocol(opts.ImageProtocol))
 	m := NewModel(b, styles, Options{
-		ImageProtocol: target.proto,
-		ImageReason:   target.reason,
-		ImageTmux:     target.tmux,
+		ImageProtocol:  target.proto,
+		ImageReason:    target.reason,
+		ImageTmux:      target.tmux,
+		TmuxPaneOffset: tmuxPaneOffset,
 		CellSize: func() (int, int) {
 			if w, h := cellSizeOf(tty); w > 0 && h > 0 {
 				return w, h
@@ -120,6 +122,46 @@ func tmuxPassthroughOn() bool {
 	}
 	v := strings.TrimSpace(string(out))
 	return v == "on" || v == "all"
+}
+
+// tmuxPaneOffset asks tmux where this pane starts in the terminal around
+// tmux: the rows above it (the status lines when they are on top, and the
+// panes above) and the columns left of it. 0, 0 when tmux does not say.
+func tmuxPaneOffset() (rows, cols int) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	args := []string{"display-message", "-p"}
+	if pane := os.Getenv("TMUX_PANE"); pane != "" {
+		args = append(args, "-t", pane)
+	}
+	out, err := exec.CommandContext(ctx, "tmux", append(args, "#{pane_top} #{pane_left} #{status} #{status-position}")...).Output()
+	if err != nil {
+		return 0, 0
+	}
+	return parseTmuxOffset(string(out))
+}
+
+// parseTmuxOffset reads tmux's "pane_top pane_left status status-position".
+// status is on, off or the number of status lines.
+func parseTmuxOffset(s string) (rows, cols int) {
+	f := strings.Fields(s)
+	if len(f) != 4 {
+		return 0, 0
+	}
+	top, err1 := strconv.Atoi(f[0])
+	left, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil {
+		return 0, 0
+	}
+	if f[3] == "top" {
+		switch n, err := strconv.Atoi(f[2]); {
+		case f[2] == "on":
+			top++
+		case err == nil && n > 0:
+			top += n
+		}
+	}
+	return top, left
 }
 
 // Bridge batching: a batch is sent when it holds bridgeBatch events or when
