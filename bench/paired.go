@@ -110,10 +110,15 @@ func (b *bench) alternate(rounds, n, warm int, paths []path) ([]samples, error) 
 // executeVia is execute_code on the shared kernel through one MCP session;
 // the answer must carry the output we asked for.
 func (b *bench) executeVia(cs *sdk.ClientSession, code string, images int) func() error {
+	return b.executeOn(cs, b.kernel, code, images)
+}
+
+// executeOn is executeVia on a kernel of the caller's choosing.
+func (b *bench) executeOn(cs *sdk.ClientSession, kernel, code string, images int) func() error {
 	return func() error {
 		ctx, cancel := b.callCtx()
 		defer cancel()
-		res, err := callTool(ctx, cs, "execute_code", map[string]any{"code": code, "kernel_id": b.kernel})
+		res, err := callTool(ctx, cs, "execute_code", map[string]any{"code": code, "kernel_id": kernel})
 		if err != nil {
 			return err
 		}
@@ -130,10 +135,15 @@ func (b *bench) executeVia(cs *sdk.ClientSession, code string, images int) func(
 // rawExecute is our own kernel channel with nothing above it: Execute, then
 // the outputs until the run is done.
 func (b *bench) rawExecute(code, want string) func() error {
+	return b.rawExecuteOn(b.raw, code, want)
+}
+
+// rawExecuteOn is rawExecute on another channel.
+func (b *bench) rawExecuteOn(kc *jupyter.KernelConn, code, want string) func() error {
 	return func() error {
 		ctx, cancel := b.callCtx()
 		defer cancel()
-		return rawRun(ctx, b.raw, code, want)
+		return rawRun(ctx, kc, code, want)
 	}
 }
 
