@@ -122,7 +122,7 @@ func (k *KernelConn) dial(ctx context.Context) (*websocket.Conn, error) {
 	default:
 		u.Scheme = "ws"
 	}
-	nd := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: socketControl(c.fullSegments)}
+	nd := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: tuneSocket}
 	naive := naiveSockets
 	if naive {
 		nd.Control = nil

@@ -29,8 +29,6 @@ type Client struct {
 	timeout time.Duration
 	// forceLegacy makes ConnectKernel skip the v1 subprotocol.
 	forceLegacy bool
-	// fullSegments leaves loopback kernel channels at the full MSS.
-	fullSegments bool
 	// roots are the server's root directories learned from its error
 	// messages, removed from every later one (errtext.go).
 	roots roots
@@ -57,11 +55,6 @@ type Options struct {
 	// protocol even when the server offers v1 (tests use it to exercise the
 	// fallback that older servers need).
 	ForceLegacy bool
-	// FullSegments keeps the kernel channels to a server on this machine
-	// at the full segment size instead of the small MSS that gets every
-	// frame ACKed on arrival (see loopbackMSS); the benchmark uses it to
-	// measure what the small one buys.
-	FullSegments bool
 }
 
 // ErrUnreachable wraps errors where no HTTP answer came back at all
@@ -102,8 +95,7 @@ func NewClient(baseURL, token string, opts Options) (*Client, error) {
 			u.RawPath += "/"
 		}
 	}
-	c := &Client{base: u, token: token, http: opts.HTTPClient, timeout: opts.Timeout, forceLegacy: opts.ForceLegacy,
-		fullSegments: opts.FullSegments}
+	c := &Client{base: u, token: token, http: opts.HTTPClient, timeout: opts.Timeout, forceLegacy: opts.ForceLegacy}
 	if c.timeout <= 0 {
 		c.timeout = defaultTimeout
 	}

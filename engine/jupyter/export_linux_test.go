@@ -2,40 +2,31 @@ package jupyter
 
 import (
 	"errors"
-	"net"
 	"syscall"
 )
 
-// LoopbackMSSForTest is the segment size loopback kernel channels announce.
-const LoopbackMSSForTest = loopbackMSS
-
-// SocketMSSForTest is TCP_MAXSEG of the channel's socket now: the largest
-// segment it sends, which a small announced MSS caps too.
-func (k *KernelConn) SocketMSSForTest() (int, error) {
+// SocketTuningForTest says whether the channel's socket now re-arms
+// TCP_QUICKACK after every read and has TCP_NODELAY set.
+func (k *KernelConn) SocketTuningForTest() (quickAck, noDelay bool, err error) {
 	k.mu.Lock()
 	conn := k.conn
 	k.mu.Unlock()
 	if conn == nil {
-		return 0, ErrDisconnected
+		return false, false, ErrDisconnected
 	}
-	var c net.Conn = conn.UnderlyingConn()
-	if q, ok := c.(*quickAckConn); ok {
-		c = q.Conn
-	}
-	tc, ok := c.(*net.TCPConn)
+	q, ok := conn.UnderlyingConn().(*quickAckConn)
 	if !ok {
-		return 0, errors.New("not a TCP connection")
+		return false, false, nil
 	}
-	raw, err := tc.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var mss int
+	var v int
 	var gerr error
-	if err := raw.Control(func(fd uintptr) {
-		mss, gerr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG)
+	if err := q.raw.Control(func(fd uintptr) {
+		v, gerr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_NODELAY)
 	}); err != nil {
-		return 0, err
+		return true, false, err
 	}
-	return mss, gerr
+	if gerr != nil {
+		return true, false, errors.Join(errors.New("getsockopt TCP_NODELAY"), gerr)
+	}
+	return true, v != 0, nil
 }

@@ -8,25 +8,25 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 )
 
-// TestLoopbackChannelSmallMSS checks that a kernel channel to a server on
-// this machine announces the small MSS that gets each of the server's
-// frames ACKed on arrival, that it still does after the socket dropped and
-// the channel redialled, and that FullSegments leaves the MSS alone. The
-// speed is bench figure 10's business, not this test's.
-func TestLoopbackChannelSmallMSS(t *testing.T) {
+// TestSocketTuningSurvivesReconnect checks that a kernel channel's socket
+// keeps what holds round trips to a stock jupyter-server (Nagle on) off the
+// delayed-ACK stall, TCP_QUICKACK re-armed after each read and
+// TCP_NODELAY, after the socket dropped and the channel redialled: the
+// reconnect path dials on its own. The speed is bench figure 10's business.
+func TestSocketTuningSurvivesReconnect(t *testing.T) {
 	t.Parallel()
 	_, _, kc := newKernel(t, jupyter.Options{})
-	mss := func(kc *jupyter.KernelConn) int {
+	check := func(when string) {
 		t.Helper()
-		v, err := kc.SocketMSSForTest()
+		quickAck, noDelay, err := kc.SocketTuningForTest()
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", when, err)
 		}
-		return v
+		if !quickAck || !noDelay {
+			t.Fatalf("%s: TCP_QUICKACK re-armed %v, TCP_NODELAY %v; want both", when, quickAck, noDelay)
+		}
 	}
-	if got := mss(kc); got <= 0 || got > jupyter.LoopbackMSSForTest {
-		t.Fatalf("TCP_MAXSEG %d on a loopback kernel channel, want at most %d", got, jupyter.LoopbackMSSForTest)
-	}
+	check("after connecting")
 
 	connected := make(chan struct{}, 1)
 	kc.OnState(func(s string) {
@@ -45,26 +45,9 @@ func TestLoopbackChannelSmallMSS(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("never reconnected")
 	}
-	if got := mss(kc); got <= 0 || got > jupyter.LoopbackMSSForTest {
-		t.Fatalf("TCP_MAXSEG %d after reconnecting, want at most %d", got, jupyter.LoopbackMSSForTest)
-	}
-	// Big outputs cross the small-MSS socket whole.
-	res := execute(t, kc, "print('x' * 300000)", 60*time.Second)
+	check("after reconnecting")
+	res := execute(t, kc, "1+1", 30*time.Second)
 	if res.err != nil || res.reply.Status != "ok" {
 		t.Fatalf("after reconnecting: %+v %v", res.reply, res.err)
-	}
-	n := 0
-	for _, m := range res.msgs {
-		if m.Header.MsgType == "stream" {
-			n += len(m.Content)
-		}
-	}
-	if n < 300000 {
-		t.Fatalf("stream output of %d bytes, want the 300000 printed", n)
-	}
-
-	_, _, full := newKernel(t, jupyter.Options{FullSegments: true})
-	if got := mss(full); got <= jupyter.LoopbackMSSForTest {
-		t.Fatalf("TCP_MAXSEG %d with FullSegments, want the full size", got)
 	}
 }
