@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
@@ -78,7 +77,7 @@ func (b *bench) fig10() []*figure {
 		{"managed jupyter_client", func(n int) (samples, error) { return b.py.run(n, code, "text") }},
 		{"managed raw", timed(b.rawExecute(code, "text"))},
 	}
-	s, err := b.alternateRotating(4*b.rounds, 10, 10, paths)
+	s, err := b.alternate(4*b.rounds, 10, 10, paths)
 	if err != nil {
 		return fail(err)
 	}
@@ -95,40 +94,4 @@ func (b *bench) fig10() []*figure {
 	f10d := pairedFigure("10d", "raw channel 1+1, managed server", mRaw, mBase, "jupyter_client", 0, "(reference for 10b)")
 	f10d.goal = info
 	return []*figure{f10a, f10b, f10c, f10d}
-}
-
-// alternateRotating is alternate with the order of the paths rotated by one
-// every round: on a loaded machine a path's place in the round moves its
-// p50 by more than the differences this figure looks for (the raw channel
-// measured 0.80x and 1.05x against a copy of itself, placed last or first).
-func (b *bench) alternateRotating(rounds, n, warm int, paths []path) ([]samples, error) {
-	out := make([]samples, len(paths))
-	for _, p := range paths {
-		if _, err := p.batch(warm); err != nil {
-			return nil, fmt.Errorf("%s (warm-up): %w", p.name, err)
-		}
-	}
-	every := max(1, rounds/8)
-	for r := 0; r < rounds; r++ {
-		if b.ctx.Err() != nil {
-			return nil, b.ctx.Err()
-		}
-		for j := range paths {
-			i := (j + r) % len(paths)
-			s, err := paths[i].batch(n)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", paths[i].name, err)
-			}
-			out[i] = append(out[i], s...)
-		}
-		if (r+1)%every != 0 && r+1 != rounds {
-			continue
-		}
-		var parts []string
-		for i, p := range paths {
-			parts = append(parts, fmt.Sprintf("%s %.2f ms", p.name, ms(out[i].p50())))
-		}
-		progress("  round %d/%d: p50 so far: %s", r+1, rounds, strings.Join(parts, ", "))
-	}
-	return out, nil
 }
