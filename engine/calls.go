@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
 
 // Approval modes: which calls are held for a person to allow or deny.
@@ -403,6 +405,15 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	if d.allow {
 		cl.status = CallRunning
 		cl.edited = d.args
+		if d.args != nil {
+			// The timeline and a recording show what runs, not what the
+			// agent sent: the edited arguments, redacted like any. With
+			// no one watching, arguments are not carried at all.
+			cl.info.Edited = true
+			if cl.info.Args != nil {
+				cl.info.Args = secret.RedactArgs(d.args)
+			}
+		}
 	}
 	r.mu.Unlock()
 	if !d.allow {

@@ -160,13 +160,34 @@ func TestEditHeldCall(t *testing.T) {
 	if args, ok := EditedArgs(r.ctx); !ok || string(args) != `{"code":"print(2)","checked":true}` {
 		t.Fatalf("EditedArgs = %s %v, want what the checker returned", args, ok)
 	}
-	if p := h.next(t, EvCallProgress).Call; !strings.Contains(p.Progress, "edited") {
+	// What the workbench shows and a recording keeps is what ran: the
+	// edited arguments (secrets redacted), marked as edited.
+	p := h.next(t, EvCallProgress).Call
+	if !strings.Contains(p.Progress, "edited") || !p.Edited || string(p.Args) != `{"code":"print(2)","checked":true}` {
 		t.Fatalf("progress %+v", p)
 	}
 	if len(checked) != 2 {
 		t.Fatalf("checker called %d times", len(checked))
 	}
 	r.finish(CallOutcome{})
+	if f := h.next(t, EvCallFinished).Call; !f.Edited || string(f.Args) != `{"code":"print(2)","checked":true}` {
+		t.Fatalf("finished %+v", f)
+	}
+
+	// A secret the edit keeps is not shown.
+	secretCheck := func(json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"code":"print(3)","token":"s3cr3t-value"}`), nil
+	}
+	res, _ = heldCall(t, h, CallStart{ID: "s", Tool: "execute_code", Args: json.RawMessage(`{"code":"print(1)","token":"[redacted]"}`), Check: secretCheck})
+	if err := h.e.Settle("s", Verdict{Allow: true, Args: json.RawMessage(`{"code":"print(3)","token":"[redacted]"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	r = wait(t, res)
+	if p := h.next(t, EvCallProgress).Call; strings.Contains(string(p.Args), "s3cr3t") || !strings.Contains(string(p.Args), "print(3)") {
+		t.Fatalf("edited arguments shown as %s", p.Args)
+	}
+	r.finish(CallOutcome{})
+	h.next(t, EvCallFinished)
 
 	// A call without a checker cannot be edited; one allowed as it came
 	// has no edited arguments.

@@ -94,6 +94,10 @@ type CallEvent struct {
 	Started     time.Time       `json:"started"`
 	Duration    time.Duration   `json:"duration,omitempty"`
 
+	// Edited: a person edited its arguments before allowing it; Args are
+	// then the edited ones, what ran (from the progress that says so).
+	Edited bool `json:"edited,omitempty"`
+
 	// Entries that are not tool calls: an undo made by the person at the
 	// workbench (Tool "undo"). Summary is its one-line description
 	// ("undo of insert_cell 14:31:23 by the person"), UndoOf the id of the

@@ -283,7 +283,11 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 		add(s.Failed.Render("error: ") + oneLine(c.Error))
 	}
 
-	section("arguments")
+	if c.Edited {
+		section("arguments, as the person edited them before it ran")
+	} else {
+		section("arguments")
+	}
 	args := "{}"
 	if len(c.Args) > 0 {
 		args = prettyJSON(c.Args)

@@ -278,6 +278,9 @@ func (s *State) applyCall(ev engine.Event) {
 	if c.Editable {
 		r.Editable = true
 	}
+	if c.Edited {
+		r.Edited = true
+	}
 	if c.Summary != "" {
 		r.Summary = c.Summary
 	}

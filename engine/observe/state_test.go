@@ -72,6 +72,14 @@ func TestCallMerging(t *testing.T) {
 	if c.Tool != "execute_cell" || c.Session != "s" || c.Status != engine.CallError || c.Progress == "" || c.Duration != 2e9 {
 		t.Fatalf("merged call %+v", c.CallEvent)
 	}
+	// A call a person edited shows the arguments that ran, marked so.
+	se := NewState(decodePNG)
+	se.Apply(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "e", Tool: "execute_code", Args: []byte(`{"code":"1"}`), Status: engine.CallRunning}})
+	se.Apply(engine.Event{Type: engine.EvCallProgress, Call: &engine.CallEvent{ID: "e", Args: []byte(`{"code":"2"}`), Edited: true, Progress: "allowed with arguments edited by the person"}})
+	se.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "e", Status: engine.CallOK}})
+	if e := se.Call("e"); !e.Edited || string(e.Args) != `{"code":"2"}` {
+		t.Fatalf("edited call %+v", e.CallEvent)
+	}
 	for i := 0; i < MaxCalls+10; i++ {
 		id := "x" + strconv.Itoa(i)
 		s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Status: engine.CallOK}})

@@ -52,8 +52,9 @@ type SkippedCall struct {
 // order they started. Calls that were denied or cancelled, and calls the
 // recording holds no result for, are returned as skipped: their outcome was
 // decided by a person or by the end of the run, not by the server. So are
-// calls whose arguments held a secret (redacted in the recording), and the
-// undos a person made at the workbench.
+// calls whose arguments a person edited before allowing them, calls whose
+// arguments held a secret (redacted in the recording), and the undos a
+// person made at the workbench.
 func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -102,6 +103,11 @@ func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 			continue
 		case p.finished.Status == engine.CallCancelled || p.finished.Status == engine.CallDenied:
 			skipped = append(skipped, SkippedCall{n, tool, string(p.finished.Status)})
+			continue
+		case p.finished.Edited:
+			// What ran is what a person made of the call, and the agent's
+			// result says so: the build would answer the call as sent.
+			skipped = append(skipped, SkippedCall{n, tool, "arguments edited by the person"})
 			continue
 		case bytes.Contains(p.start.Args, []byte(observe.Redacted)):
 			// A token was cut out of them: run as recorded, the call

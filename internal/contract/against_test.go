@@ -36,6 +36,9 @@ func TestReadCallsPairsAndSkips(t *testing.T) {
 		{Time: at(9), Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k", State: "idle"}},
 		{Time: at(9), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "f", Tool: "connect_to_jupyter", Args: raw(t, map[string]any{"jupyter_token": observe.Redacted})}},
 		finish(9, engine.CallEvent{ID: "f", Status: engine.CallOK}),
+		// A person edited its arguments: the result is of what they made it.
+		start(9, "g", "execute_code"),
+		finish(9, engine.CallEvent{ID: "g", Status: engine.CallOK, Edited: true, Args: raw(t, map[string]any{"n": 99})}),
 		start(10, "e", "list_kernels"),                                // the run ended here
 		finish(11, engine.CallEvent{ID: "zz", Status: engine.CallOK}), // no start
 	} {
@@ -56,7 +59,8 @@ func TestReadCallsPairsAndSkips(t *testing.T) {
 		calls[1].N != 2 || calls[1].Result.Status != StatusToolError || calls[1].Result.Text != "no such cell" {
 		t.Fatalf("calls %+v", calls)
 	}
-	want := []SkippedCall{{3, "execute_code", "cancelled"}, {4, "delete_cell", "denied"}, {5, "connect_to_jupyter", "arguments redacted"}, {6, "list_kernels", "no result recorded"}}
+	want := []SkippedCall{{3, "execute_code", "cancelled"}, {4, "delete_cell", "denied"}, {5, "connect_to_jupyter", "arguments redacted"},
+		{6, "execute_code", "arguments edited by the person"}, {7, "list_kernels", "no result recorded"}}
 	if len(skipped) != len(want) {
 		t.Fatalf("skipped %+v, want %+v", skipped, want)
 	}
@@ -65,7 +69,7 @@ func TestReadCallsPairsAndSkips(t *testing.T) {
 			t.Fatalf("skipped %+v, want %+v", skipped, want)
 		}
 	}
-	if s := Summary("r.jsonl", calls, skipped, nil); s != "replay: all 2 calls of r.jsonl answered as recorded; 4 not replayed (1 arguments redacted, 1 cancelled, 1 denied, 1 no result recorded)" {
+	if s := Summary("r.jsonl", calls, skipped, nil); s != "replay: all 2 calls of r.jsonl answered as recorded; 5 not replayed (1 arguments edited by the person, 1 arguments redacted, 1 cancelled, 1 denied, 1 no result recorded)" {
 		t.Errorf("summary %q", s)
 	}
 	if _, _, err := ReadCalls(filepath.Join(t.TempDir(), "none.jsonl")); err == nil {
