@@ -99,7 +99,7 @@ func TestApprovalEndToEnd(t *testing.T) {
 	}, "run code on kernel", "print('from the agent')")
 	text := mustOK(res)
 	if !strings.Contains(text, "from the person") || strings.Contains(text, "from the agent") ||
-		!strings.Contains(text, "edited this call's arguments before it ran (changed code)") {
+		!strings.Contains(text, `edited this call's arguments before it ran (changed code to "print('from the person')")`) {
 		t.Fatalf("the inline-edited call answered: %s", text)
 	}
 	// The workbench shows the arguments that ran, not the agent's.

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
 
 // Approval with the facts in view: what mcp/ gives the engine so that a
@@ -153,8 +154,10 @@ func compactJSON(raw json.RawMessage) []byte {
 }
 
 // editNote is the line an agent reads when a person edited its call: which
-// arguments changed, were added or were removed. Values are not repeated
-// (the agent has the result; a secret would not belong in it).
+// arguments changed, were added or were removed, and the values they were
+// given, so that the agent knows what ran (the code it did not write, the
+// source a cell now has). A value is cut at noteValueMax; a secret's value
+// is not repeated, nor a URL's password or token.
 func editNote(before, after json.RawMessage) string {
 	var b, a map[string]json.RawMessage
 	_ = json.Unmarshal(before, &b)
@@ -176,19 +179,43 @@ func editNote(before, after json.RawMessage) string {
 	}
 	var parts []string
 	for _, p := range []struct {
-		verb string
-		keys []string
-	}{{"changed", changed}, {"added", added}, {"removed", removed}} {
-		if len(p.keys) > 0 {
-			slices.Sort(p.keys)
-			parts = append(parts, p.verb+" "+strings.Join(p.keys, ", "))
+		verb, to string
+		keys     []string
+	}{{"changed", " to ", changed}, {"added", " = ", added}, {"removed", "", removed}} {
+		if len(p.keys) == 0 {
+			continue
 		}
+		slices.Sort(p.keys)
+		words := make([]string, len(p.keys))
+		for i, k := range p.keys {
+			words[i] = k
+			if p.to != "" {
+				words[i] += p.to + noteValue(k, a[k])
+			}
+		}
+		parts = append(parts, p.verb+" "+strings.Join(words, ", "))
 	}
 	what := "left them as they were"
 	if len(parts) > 0 {
 		what = strings.Join(parts, "; ")
 	}
 	return "Note: the person supervising at the workbench edited this call's arguments before it ran (" + what + "); the result above is of the edited call."
+}
+
+// noteValueMax bounds each value an edit note repeats.
+const noteValueMax = 2000
+
+// noteValue is an edited argument's value as the note gives it: its JSON,
+// cut, with secrets left out.
+func noteValue(key string, v json.RawMessage) string {
+	if secretArg(key) {
+		return secret.Redacted
+	}
+	s := redactURLs(string(compactJSON(v)))
+	if len(s) > noteValueMax {
+		s = strings.ToValidUTF8(s[:noteValueMax], "") + fmt.Sprintf("… (%d more bytes)", len(s)-noteValueMax)
+	}
+	return s
 }
 
 // withEditNote appends the note to a result's text.

@@ -101,7 +101,7 @@ func TestApprovalWithTheFactsInView(t *testing.T) {
 	answerOf(t, done)
 
 	// Edited: the schema is checked first, then the edited code runs and
-	// the agent is told which argument the person changed.
+	// the agent is told which argument the person changed, and to what.
 	done = callAsync(cs, "execute_code", map[string]any{"code": "print('from the agent')", "timeout": 30})
 	held = heldEvent(t, sub, "execute_code")
 	if held.Preview == nil || held.Preview.Code != "print('from the agent')" || !strings.Contains(held.Preview.What, "run code on kernel") {
@@ -121,7 +121,7 @@ func TestApprovalWithTheFactsInView(t *testing.T) {
 	res = answerOf(t, done)
 	text := textOf(res)
 	if res.IsError || !strings.Contains(text, "from the person") || strings.Contains(text, "from the agent") ||
-		!strings.Contains(text, "edited this call's arguments before it ran (changed code)") {
+		!strings.Contains(text, `edited this call's arguments before it ran (changed code to "print('from the person')")`) {
 		t.Fatalf("edited call answered %v: %s", res.IsError, text)
 	}
 }
@@ -151,7 +151,19 @@ func TestCheckEditKeepsRedactedValues(t *testing.T) {
 	if !strings.Contains(string(out), `"jupyter_token":"s3cret"`) || !strings.Contains(string(out), "other:8888") {
 		t.Fatalf("checked = %s", out)
 	}
-	if note := editNote(args, out); !strings.Contains(note, "(changed jupyter_url)") || strings.Contains(note, "s3cret") {
+	if note := editNote(args, out); !strings.Contains(note, `(changed jupyter_url to "http://other:8888")`) || strings.Contains(note, "s3cret") {
 		t.Fatalf("note = %q", note)
+	}
+	// What the person typed is repeated, but never a secret: a token they
+	// set, or one in a URL.
+	out = json.RawMessage(`{"jupyter_url":"http://h:8888/?token=n3wsecret","jupyter_token":"n3wtoken","extra":[1,2]}`)
+	note := editNote(args, out)
+	if strings.Contains(note, "n3w") || !strings.Contains(note, "changed jupyter_token to [redacted], jupyter_url to") ||
+		!strings.Contains(note, "added extra = [1,2]") {
+		t.Fatalf("note = %q", note)
+	}
+	if note := editNote(json.RawMessage(`{"code":"a","kernel_id":"k"}`), json.RawMessage(`{"code":"`+strings.Repeat("x", 3000)+`"}`)); !strings.Contains(note, "more bytes)") ||
+		!strings.Contains(note, "removed kernel_id") || len(note) > 2500 {
+		t.Fatalf("long note (%d bytes): %.300q", len(note), note)
 	}
 }
