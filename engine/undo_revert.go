@@ -146,6 +146,11 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 // tellUndone leaves the sessions whose changes an undo reverted (or, for
 // an undo of an undo, brought back) a notice on the notebook.
 func (e *Engine) tellUndone(d *document, rs []*undoRecord, changes []string) {
+	// A notice is one line: an undo of a long delete names the first
+	// cells, as an outside edit's does, and counts the rest.
+	if len(changes) > maxListedChanges {
+		changes = append(changes[:maxListedChanges:maxListedChanges], fmt.Sprintf("and %d more cells", len(changes)-maxListedChanges))
+	}
 	what := strings.Join(changes, ", ")
 	for _, r := range rs {
 		if r.call.session != "" {

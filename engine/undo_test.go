@@ -557,3 +557,23 @@ func TestUndoViewsWhileDropping(t *testing.T) {
 		t.Fatalf("the oldest record outlived 400 KiB of newer ones in 64 KiB: %+v", v)
 	}
 }
+
+// The notice of an undo is one line however many cells it brought back:
+// the first are named, the rest counted.
+func TestUndoNoticeIsBounded(t *testing.T) {
+	d := &document{name: "big", path: "big.ipynb"}
+	e := &Engine{sessions: map[string]*sessionState{}, docs: map[string]*document{"big": d}, current: map[string]string{}}
+	var changes []string
+	for i := range 200 {
+		changes = append(changes, fmt.Sprintf("cell %d (id%04d) restored", i, i))
+	}
+	r := &undoRecord{call: callIdentity{session: "s", tool: "delete_cell", at: time.Date(2026, 11, 30, 14, 31, 23, 0, time.Local)}}
+	e.tellUndone(d, []*undoRecord{r}, changes)
+	got := e.TakeNotebookNotices("s", "big")
+	if len(got) != 1 || !strings.Contains(got[0], "cell 11 (id0011) restored, and 188 more cells)") || strings.Contains(got[0], "id0012") {
+		t.Fatalf("notice: %q", got)
+	}
+	if changes[12] != "cell 12 (id0012) restored" {
+		t.Fatalf("the caller's list was changed: %q", changes[12])
+	}
+}
