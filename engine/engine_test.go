@@ -228,6 +228,7 @@ func TestJupyter(t *testing.T) {
 	run("OutsideEditWatched", testOutsideEditWatched)
 	run("OutsideEditBeforeCall", testOutsideEditBeforeCall)
 	run("WatcherStops", testWatcherStops)
+	run("IndexEditAfterWatchedReload", testIndexEditAfterWatchedReload)
 	run("ConcurrentInserts", testConcurrentInserts)
 	run("GroupCommit", testGroupCommit)
 	run("GroupCommitEdges", testGroupCommitEdges)

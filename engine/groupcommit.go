@@ -197,7 +197,10 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 			p.err = err // the caller went away before its change was made
 			continue
 		}
-		if reloaded && p.byIndex {
+		// An index read before an edit made elsewhere may name another
+		// cell now: whether this change found the edit, or a check before
+		// it (the watcher, a read) did and the caller has not been told.
+		if p.byIndex && (reloaded || e.untoldOutsideEdit(p.session, d.path)) {
 			p.err = &NotebookReloadedError{Notebook: d.name}
 			continue
 		}

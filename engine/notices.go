@@ -17,6 +17,10 @@ const maxNotices = 20
 type noticeQueue struct {
 	lines   []string
 	dropped int
+	// outside: an edit made elsewhere is among what the session has not
+	// been told. The cell indices it last read may name other cells now,
+	// so its changes by index are refused until it is told (groupcommit.go).
+	outside bool
 }
 
 func (q *noticeQueue) add(text string) {
@@ -39,6 +43,32 @@ func (e *Engine) Notify(session, path, text string) {
 	for _, st := range e.sessions {
 		st.queue(path).add(text)
 	}
+}
+
+// notifyOutsideEdit is Notify("", path, text) for an edit made elsewhere:
+// every session is also marked as not knowing the notebook's indices.
+func (e *Engine) notifyOutsideEdit(path, text string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, st := range e.sessions {
+		q := st.queue(path)
+		q.add(text)
+		q.outside = true
+	}
+}
+
+// untoldOutsideEdit says whether session has not yet been told of an edit
+// made elsewhere to the notebook at path (its next result on the notebook
+// tells it, TakeNotebookNotices).
+func (e *Engine) untoldOutsideEdit(session, path string) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	st := e.sessions[session]
+	if st == nil {
+		return false
+	}
+	q := st.notes[path]
+	return q != nil && q.outside
 }
 
 // queue returns the session's notices for the notebook at path, made on

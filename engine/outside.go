@@ -210,7 +210,7 @@ func (e *Engine) reportOutsideEdit(d *document, old, cur *notebook.Notebook, at 
 	}
 	text := OutsideEditText(d.name, d.path, at, changes, metadata)
 	e.log.Info("notebook changed outside this server", "notebook", d.name, "path", d.path, "cells", len(changes))
-	e.Notify("", d.path, text)
+	e.notifyOutsideEdit(d.path, text)
 	e.publish(Event{Type: EvNotebookOutsideEdit, Notebook: &NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Changes: changes, MetadataChanged: metadata, At: at,
 	}})
