@@ -11,8 +11,9 @@ import (
 // askStub is the person at the client: it records that it was asked and
 // answers what the test tells it to, or waits for the context.
 type askStub struct {
-	asked  chan *CallPreview
-	answer chan askReply
+	asked    chan *CallPreview
+	answer   chan askReply
+	returned chan struct{} // one value per ask that returned
 }
 
 type askReply struct {
@@ -21,10 +22,11 @@ type askReply struct {
 }
 
 func newAskStub() *askStub {
-	return &askStub{asked: make(chan *CallPreview, 1), answer: make(chan askReply, 1)}
+	return &askStub{asked: make(chan *CallPreview, 1), answer: make(chan askReply, 1), returned: make(chan struct{}, 1)}
 }
 
 func (s *askStub) ask(ctx context.Context, preview *CallPreview) (ClientAnswer, error) {
+	defer func() { s.returned <- struct{}{} }()
 	s.asked <- preview
 	select {
 	case r := <-s.answer:
@@ -86,6 +88,14 @@ func TestCallApprovalThroughClient(t *testing.T) {
 				tt.act(h)
 			}
 			r := wait(t, res)
+			// Whatever settled the call (the answer, the timeout, the
+			// workbench), the question is withdrawn: nothing is left
+			// waiting for the client.
+			select {
+			case <-stub.returned:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the request to the client was still waiting after the call was settled")
+			}
 			if tt.wantErr == "" {
 				if r.err != nil {
 					t.Fatalf("BeginCall = %v", r.err)
