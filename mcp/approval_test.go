@@ -60,6 +60,9 @@ func TestApprovalThroughElicitation(t *testing.T) {
 	action := func(a string) func(context.Context, string) (*sdk.ElicitResult, error) {
 		return func(context.Context, string) (*sdk.ElicitResult, error) { return &sdk.ElicitResult{Action: a}, nil }
 	}
+	// The client's form for the call nobody answered is withdrawn
+	// (notifications/cancelled) when the timeout strikes.
+	withdrawn := make(chan struct{})
 	tests := []struct {
 		name    string
 		answer  func(context.Context, string) (*sdk.ElicitResult, error)
@@ -73,6 +76,7 @@ func TestApprovalThroughElicitation(t *testing.T) {
 		{"cancel", action("cancel"), 0, "the person using test-client 1 dismissed the request to approve this call to delete_cell without allowing it"},
 		{"no answer in time", func(ctx context.Context, _ string) (*sdk.ElicitResult, error) {
 			<-ctx.Done()
+			close(withdrawn)
 			return nil, ctx.Err()
 		}, 300 * time.Millisecond, "the person using test-client 1 did not answer the request to approve this call to delete_cell within 300ms, so it was not run"},
 	}
@@ -112,6 +116,13 @@ func TestApprovalThroughElicitation(t *testing.T) {
 			}
 			if !strings.Contains(file, `"a = 1"`) {
 				t.Errorf("a denied delete changed the file: %s", file)
+			}
+			if tt.timeout > 0 {
+				select {
+				case <-withdrawn:
+				case <-time.After(30 * time.Second):
+					t.Fatal("the client's form was not withdrawn after the timeout")
+				}
 			}
 			// A read is not held, and the client is not asked about it.
 			ok(t, cs, "read_cell", map[string]any{"cell_index": 0})
