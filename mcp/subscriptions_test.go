@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,55 @@ func TestResourceSubscriptions(t *testing.T) {
 	if before := u.next(t, cellB); strings.Contains(strings.Join(before, " "), cellA) {
 		t.Errorf("an unsubscribed cell was told: %q", before)
 	}
+}
+
+// subscribed reports what the server keeps: the URIs subscribed with their
+// number of sessions, and whether it follows the engine's events.
+func (s *Server) subscribed() (map[string]int, bool) {
+	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	uris := map[string]int{}
+	for u, su := range s.subs.uris {
+		uris[u] = len(su.sessions)
+	}
+	return uris, s.subs.sub != nil
+}
+
+// A session that ends takes its subscriptions with it; the last one gone
+// stops following the engine. Nothing is kept for sessions that left.
+func TestSubscriptionsEndWithTheSession(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	a, b := h.connect(), h.connect()
+	for _, uri := range []string{"notebook://x", "notebook://x/cells/c1"} {
+		if err := a.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Subscribe(ctx, &sdk.SubscribeParams{URI: "notebook://x"}); err != nil {
+		t.Fatal(err)
+	}
+	if uris, following := h.s.subscribed(); uris["notebook://x"] != 2 || uris["notebook://x/cells/c1"] != 1 || !following {
+		t.Fatalf("subscribed %v, following %v", uris, following)
+	}
+	// Ending a session is told to the server asynchronously: wait for it.
+	waitSubscribed := func(want map[string]int, wantFollowing bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			uris, following := h.s.subscribed()
+			if reflect.DeepEqual(uris, want) && following == wantFollowing {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("subscribed %v, following %v; want %v, %v", uris, following, want, wantFollowing)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	a.Close()
+	waitSubscribed(map[string]int{"notebook://x": 1}, true)
+	b.Close()
+	waitSubscribed(map[string]int{}, false)
 }
