@@ -34,15 +34,22 @@ func (e *Engine) watch(d *document) {
 		cancel()
 		<-done
 	}
-	go e.watchFile(ctx, d, every, done)
+	// The watcher carries its notebook's label from its first instant (a
+	// goroutine inherits its creator's labels), and done is closed once
+	// watchFile has returned: a goroutine profile taken at any moment
+	// after use, or after unwatch, counts it right.
+	pprof.Do(ctx, pprof.Labels(watchLabel, d.path), func(ctx context.Context) {
+		go func() {
+			defer close(done)
+			e.watchFile(ctx, d, every)
+		}()
+	})
 }
 
 // watchFile is the watcher of one notebook. A check that fails (the file
 // is gone, Jupyter is restarting) is logged when its reason changes, and
 // the watcher goes on: the file may come back (git checkout).
-func (e *Engine) watchFile(ctx context.Context, d *document, every time.Duration, done chan<- struct{}) {
-	defer close(done)
-	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels(watchLabel, d.path)))
+func (e *Engine) watchFile(ctx context.Context, d *document, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	failing := ""
