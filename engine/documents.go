@@ -448,11 +448,14 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 	d.lastModified = full.LastModified
 	d.mu.Unlock()
 	e.log.Info("notebook changed on disk; reloaded", "notebook", d.name, "path", d.path)
+	outside := e.noteOutsideEdit(d, old, nb, full.LastModified)
 	e.publish(Event{Type: EvNotebookChanged, Notebook: &NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Op: OpReload, Session: session,
 		Cells: e.snapshotCells(d.name, nb.Cells),
 	}})
-	e.reportOutsideEdit(d, old, nb, full.LastModified)
+	if outside != nil {
+		e.publish(*outside)
+	}
 	return true, nil
 }
 

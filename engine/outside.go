@@ -196,22 +196,25 @@ func OutsideEditText(name, path string, at time.Time, changes []CellChange, meta
 		name, path, at.UTC().Format("15:04:05 UTC"), strings.Join(parts, ", "))
 }
 
-// reportOutsideEdit tells the workbench and every agent what an outside
-// edit of d changed, from old to cur (the file as it is now, last modified
-// at). An edit that changed nothing a reader sees (a save of the same
-// content) is not reported.
-func (e *Engine) reportOutsideEdit(d *document, old, cur *notebook.Notebook, at time.Time) {
+// noteOutsideEdit tells every agent what an outside edit of d changed, from
+// old to cur (the file as it is now, last modified at), and returns the
+// event that tells the workbench, to publish after the reload's. An edit
+// that changed nothing a reader sees (a save of the same content) is not
+// reported (nil). The agents' notices are queued before anything about
+// the reload is published: a client that hears of the change (a resource
+// subscription) finds the notice on its next result.
+func (e *Engine) noteOutsideEdit(d *document, old, cur *notebook.Notebook, at time.Time) *Event {
 	if old == nil {
-		return
+		return nil
 	}
 	changes, metadata := diffNotebooks(old, cur)
 	if len(changes) == 0 && !metadata {
-		return
+		return nil
 	}
 	text := OutsideEditText(d.name, d.path, at, changes, metadata)
 	e.log.Info("notebook changed outside this server", "notebook", d.name, "path", d.path, "cells", len(changes))
 	e.notifyOutsideEdit(d.path, text)
-	e.publish(Event{Type: EvNotebookOutsideEdit, Notebook: &NotebookEvent{
+	return &Event{Type: EvNotebookOutsideEdit, Notebook: &NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Changes: changes, MetadataChanged: metadata, At: at,
-	}})
+	}}
 }
