@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/procgroup"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
@@ -23,6 +24,7 @@ type stockJupyter struct {
 	runtime    string // JUPYTER_RUNTIME_DIR: where its kernels' connection files are
 	pid        int
 	cmd        *exec.Cmd
+	group      *procgroup.Group
 	done       chan struct{}
 }
 
@@ -58,12 +60,17 @@ func startStock(ctx context.Context, work, root string) (*stockJupyter, error) {
 	// and nothing lands in the user's; its own process group, so that
 	// stopping it stops its kernels too.
 	s.cmd.Env = append(os.Environ(), "JUPYTER_RUNTIME_DIR="+s.runtime, "PYDEVD_DISABLE_FILE_VALIDATION=1")
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	s.cmd.SysProcAttr = procgroup.Attr(syscall.SIGTERM)
 	if err := s.cmd.Start(); err != nil {
 		log.Close()
 		return nil, err
 	}
 	s.pid = s.cmd.Process.Pid
+	if s.group, err = procgroup.Adopt(s.cmd.Process); err != nil {
+		_ = s.cmd.Process.Kill()
+		log.Close()
+		return nil, err
+	}
 	go func() { _ = s.cmd.Wait(); log.Close(); close(s.done) }()
 
 	c, err := jupyter.NewClient(s.url, s.token, jupyter.Options{Timeout: 5 * time.Second})
@@ -91,13 +98,15 @@ func startStock(ctx context.Context, work, root string) (*stockJupyter, error) {
 	}
 }
 
-// stop ends the server and its kernels (its process group).
+// stop ends the server and its kernels (its process group): asked first,
+// so that it shuts its kernels down, then whatever is left is killed.
 func (s *stockJupyter) stop() {
-	_ = syscall.Kill(-s.pid, syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
-		<-s.done
+	if s.group.Terminate() {
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+		}
 	}
+	s.group.Kill()
+	<-s.done
 }
