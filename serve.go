@@ -104,6 +104,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		JupyterURL:      jupyterURL,
 		JupyterToken:    jupyterToken,
 		JupyterStarting: managed != nil,
+		CheckLater:      managed == nil,
 		DefaultTimeout:  cfg.Timeout,
 		MaxTimeout:      cfg.MaxTimeout,
 		MaxOutputBytes:  cfg.MaxOutput,
@@ -120,6 +121,18 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 	defer eng.Close()
 	eng.SetApproval(cfg.Approve, cfg.ApproveTimeout)
+	if managed == nil {
+		// A Jupyter server given by URL is checked beside the start-up,
+		// not before it: a far one would delay the first frame and the
+		// initialize answer, and calls say it is unreachable anyway.
+		go func() {
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := eng.CheckJupyter(cctx); err != nil && ctx.Err() == nil {
+				logger.Warn("the Jupyter server does not answer as it should; calls that need it will fail until it does", "err", err)
+			}
+		}()
+	}
 	if managed != nil {
 		// The engine hears of every state of the managed server: starting,
 		// up, failed to start; and a server that dies is started again at

@@ -155,3 +155,31 @@ func TestWorkbenchHeaderWhileJupyterStarts(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// A Jupyter server given by URL is not waited for either: the binary starts
+// and answers initialize with nothing listening there, and a call that
+// needs Jupyter fails with the usual error naming it.
+func TestStartupDoesNotWaitForJupyterURL(t *testing.T) {
+	t.Parallel()
+	port, err := harness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	cmd := exec.Command(harness.Binary(t), "--transport", "stdio", "--feed", "", "--jupyter-url", url, "--jupyter-token", "t")
+	cmd.Env = harness.CleanEnv()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := harness.ConnectStdio(ctx, "startup-test", cmd)
+	if err != nil {
+		t.Fatalf("initialize with nothing at %s: %v", url, err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "list_kernels", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := harness.Text(res); !res.IsError || !strings.Contains(text, "Jupyter at "+url+" is not answering (connection refused)") {
+		t.Fatalf("list_kernels: %q", text)
+	}
+}

@@ -31,7 +31,7 @@ func main() {
 	out := flag.String("out", "bench.json", "write the results as JSON to this file")
 	bin := flag.String("bin", "bin/jupyter-mcp-server", "the binary under test; built into a temporary directory when missing")
 	rounds := flag.Int("rounds", 8, "rounds of the paired figures, ours and the baseline taking turns in each: figure 1 runs 4x this many rounds of 10 calls per path, figure 2 2x of 5, figure 4 this many of 3")
-	only := flag.String("only", "", "comma-separated figure numbers to run (default: all of 1-10)")
+	only := flag.String("only", "", "comma-separated figure numbers to run (default: all)")
 	keep := flag.Bool("keep", false, "keep the work directory (notebooks and the logs of every process)")
 	flag.Parse()
 	os.Exit(run(*out, *bin, *rounds, *only, *keep))
@@ -108,6 +108,8 @@ func run(outPath, bin string, rounds int, only string, keep bool) int {
 		{"8", "group commit: 8 sessions inserting", b.fig8},
 		{"9", "reads during writes", b.fig9},
 		{"10", "execute_code 1+1 on a stock jupyter-server", b.fig10},
+		{"11", "instant start", b.figInstant},
+		{"12", "big notebooks in the workbench", b.figBigNotebook},
 	}
 	for _, s := range steps {
 		if len(want) > 0 && !want[s.n] {

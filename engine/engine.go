@@ -26,6 +26,11 @@ type Config struct {
 	// starting: New does not check it, and requests to it wait until
 	// SetJupyterState says it is up (or has failed to start).
 	JupyterStarting bool
+	// CheckLater makes New not check the server at JupyterURL (CheckJupyter
+	// does, when the caller wants): start-up does not wait on a server
+	// that may be far away, and a request that finds it unreachable or
+	// refusing the token says so.
+	CheckLater bool
 
 	DefaultTimeout time.Duration // execution timeout when a call passes 0 (default 300s)
 	MaxTimeout     time.Duration // upper bound on any execution timeout (default 3600s)
@@ -185,8 +190,10 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	if cfg.JupyterStarting {
 		client.SetServerState(jupyter.ServerState{Phase: jupyter.PhaseStarting})
-	} else if _, err := client.Status(ctx); err != nil {
-		return nil, err
+	} else if !cfg.CheckLater {
+		if _, err := client.Status(ctx); err != nil {
+			return nil, err
+		}
 	}
 	bus := NewBus()
 	e := &Engine{
@@ -256,6 +263,13 @@ func (e *Engine) Close() error {
 		client.CloseIdleConnections()
 	}
 	return nil
+}
+
+// CheckJupyter checks that the Jupyter server in use answers and accepts
+// the token.
+func (e *Engine) CheckJupyter(ctx context.Context) error {
+	_, err := e.jupyterClient().Status(ctx)
+	return err
 }
 
 // Bus is the engine's event bus.
