@@ -165,16 +165,20 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		})
 	}
 
-	srv := mcp.New(eng, mcp.Options{
-		Version:        version,
-		Images:         cfg.Images,
-		Logger:         logger,
-		SessionTimeout: cfg.SessionTimeout,
-		MaxSessions:    cfg.MaxSessions,
-		MaxBodyBytes:   cfg.MaxBody,
-		// The guard (httpHandler) checks the Host header.
-		HostsCheckedInFront: true,
-	})
+	// Building the MCP server (every tool's schemas) takes tens of
+	// milliseconds: the workbench does not wait for it (see lateHandler).
+	newServer := func() *mcp.Server {
+		return mcp.New(eng, mcp.Options{
+			Version:        version,
+			Images:         cfg.Images,
+			Logger:         logger,
+			SessionTimeout: cfg.SessionTimeout,
+			MaxSessions:    cfg.MaxSessions,
+			MaxBodyBytes:   cfg.MaxBody,
+			// The guard (httpHandler) checks the Host header.
+			HostsCheckedInFront: true,
+		})
+	}
 
 	// The MCP token is chosen before the recorder starts so that a
 	// recording redacts it too.
@@ -208,16 +212,21 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		}
 		// A signal ending the session (ctx done) is a clean end, like the
 		// host closing stdin: exit 0 once everything is shut down.
-		if err := srv.RunStdio(ctx); err != nil && ctx.Err() == nil {
+		if err := newServer().RunStdio(ctx); err != nil && ctx.Err() == nil {
 			return err
 		}
 		return nil
 	default:
 		info.Mode = "streamable-http"
-		handler, err := httpHandler(cfg, srv, token, logger)
+		late := &lateHandler{ready: make(chan struct{})}
+		handler, err := httpHandler(cfg, late, token, logger)
 		if err != nil {
 			return err
 		}
+		go func() {
+			late.h = newServer().HTTPHandler()
+			close(late.ready)
+		}()
 		info.Endpoint = "http://" + ln.Addr().String() + "/mcp"
 		info.Token = token
 		httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
@@ -293,7 +302,7 @@ func listen(cfg *config) (net.Listener, error) {
 }
 
 // httpHandler guards the MCP endpoint: token, Origin, Host, body size.
-func httpHandler(cfg *config, srv *mcp.Server, token string, logger *slog.Logger) (http.Handler, error) {
+func httpHandler(cfg *config, mcpHandler http.Handler, token string, logger *slog.Logger) (http.Handler, error) {
 	bind := cfg.Bind
 	if !guard.IsLoopback(bind) {
 		logger.Warn("the MCP endpoint is bound to a non-loopback address: anyone who can reach it and has the token can run code", "bind", bind)
@@ -302,7 +311,7 @@ func httpHandler(cfg *config, srv *mcp.Server, token string, logger *slog.Logger
 	if cfg.NoAuthLoopbackOnly {
 		fmt.Fprintln(os.Stderr, "WARNING: --no-auth-loopback-only: MCP requests are accepted WITHOUT a token from any local process.")
 	}
-	guarded, err := guard.New(srv.HTTPHandler(), guard.Options{
+	guarded, err := guard.New(mcpHandler, guard.Options{
 		Token:        token,
 		NoAuth:       cfg.NoAuthLoopbackOnly,
 		BindHost:     bind,
@@ -345,6 +354,22 @@ func allowedHosts(cfg *config, logger *slog.Logger) []string {
 	}
 	logger.Info("the MCP endpoint answers to these Host names besides loopback ones", "hosts", strings.Join(hosts, ","))
 	return hosts
+}
+
+// lateHandler serves MCP once the server is built: requests that arrive
+// before wait for it (the listener is bound from the start, so a client
+// never finds the port closed).
+type lateHandler struct {
+	ready chan struct{} // closed once h is set
+	h     http.Handler
+}
+
+func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-l.ready:
+		l.h.ServeHTTP(w, r)
+	case <-r.Context().Done():
+	}
 }
 
 // slogWriter turns the managed server's output lines into debug logs.
