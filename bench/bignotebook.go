@@ -65,10 +65,10 @@ func (b *bench) figBigNotebook() []*figure {
 	return []*figure{
 		{ID: "12a", Name: "scroll a 2,000-cell notebook with images, per frame", Unit: "ms", Ours: vals[0], Baseline: &scroll10,
 			BaselineName: "10 cells", Samples: 3000, goal: atMost, limit: 16,
-			Notes: fmt.Sprintf("p95 of 3,000 frames (down, page down every 10th; the whole notebook and back); p50 %.2f vs %.2f ms; 160x50, 256 colours",
+			Notes: fmt.Sprintf("p95 of 3,000 frames (down, page down every 10th: the whole notebook and back), each its best of 3 sweeps on fresh models; p50 %.2f vs %.2f ms; 160x50, 256 colours",
 				vals[2], vals[3])},
 		{ID: "12b", Name: "an output arriving in a 2,000-cell notebook", Unit: "ms", Ours: vals[4], Baseline: &out10,
 			BaselineName: "10 cells", Samples: 3000, goal: ratioMax, limit: 2,
-			Notes: fmt.Sprintf("p50 of 3,000 output events for a cell in view (with a plot), Update+View; p95 %.2f vs %.2f ms", vals[6], vals[7])},
+			Notes: fmt.Sprintf("p50 of 3,000 output events for a cell in view (with a plot), Update+View, each its best of 3 runs; p95 %.2f vs %.2f ms", vals[6], vals[7])},
 	}
 }

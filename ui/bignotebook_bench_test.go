@@ -104,60 +104,86 @@ func frameTimes(b *testing.B, d []time.Duration) {
 // BenchmarkNotebookScroll is one frame of scrolling the notebook pane:
 // Update with a key (down, and page down every tenth frame), then View, as
 // bubbletea does, in a notebook of 10 and of 2,000 cells with small PNGs.
-// It sweeps the whole notebook and back.
+// It sweeps the whole notebook and back; each frame's time is its best of
+// three sweeps (bestOf).
 //
 //	go test ./ui -run XXX -bench NotebookScroll
 func BenchmarkNotebookScroll(b *testing.B) {
 	for _, n := range []int{10, 2000} {
 		b.Run(fmt.Sprintf("cells=%d", n), func(b *testing.B) {
-			m := bigNotebookModel(b, n)
 			down, pgdown, top := tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyPgDown}, tea.KeyMsg{Type: tea.KeyHome}
-			frames := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for i := range b.N {
-				msg := down
-				switch {
-				case m.notebook.cell >= n-1:
-					msg = top
-				case i%10 == 9:
-					msg = pgdown
+			frames := bestOf(b, func() func(int) time.Duration {
+				m := bigNotebookModel(b, n)
+				return func(i int) time.Duration {
+					msg := down
+					switch {
+					case m.notebook.cell >= n-1:
+						msg = top
+					case i%10 == 9:
+						msg = pgdown
+					}
+					t := time.Now()
+					m = send(m, msg)
+					_ = m.View()
+					return time.Since(t)
 				}
-				t := time.Now()
-				m = send(m, msg)
-				_ = m.View()
-				frames = append(frames, time.Since(t))
-			}
+			})
 			frameTimes(b, frames)
 		})
 	}
 }
 
+// bestOf runs b.N frames on sweeps fresh models (cold caches each time)
+// and keeps for each frame its shortest time: on a shared machine a frame
+// is sometimes preempted or waits for the collector's share of the CPU, and
+// that time is the machine's, not the frame's work, which every sweep
+// repeats alike.
+func bestOf(b *testing.B, sweep func() func(i int) time.Duration) []time.Duration {
+	const sweeps = 3
+	var best []time.Duration
+	for s := 0; s < sweeps; s++ {
+		b.StopTimer()
+		frame := sweep()
+		b.StartTimer()
+		for i := range b.N {
+			d := frame(i)
+			if s == 0 {
+				best = append(best, d)
+			} else {
+				best[i] = min(best[i], d)
+			}
+		}
+	}
+	return best
+}
+
 // BenchmarkNotebookOutput is one output arriving for the cell in view (a
 // line of stream output, as a running cell prints), Update then View, in a
-// notebook of 10 and of 2,000 cells with small PNGs.
+// notebook of 10 and of 2,000 cells with small PNGs; each event's time is
+// its best of three runs (bestOf).
 //
 //	go test ./ui -run XXX -bench NotebookOutput
 func BenchmarkNotebookOutput(b *testing.B) {
 	for _, n := range []int{10, 2000} {
 		b.Run(fmt.Sprintf("cells=%d", n), func(b *testing.B) {
-			m := bigNotebookModel(b, n)
 			// The same cell in both: one with a plot, in the middle.
 			at := n / 2 / 4 * 4
-			m.notebook.cell = at
-			cell := bigNotebookCell(b, at)
-			text := cell.Outputs[0].Text
-			frames := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for i := range b.N {
-				text += fmt.Sprintf("line %d\n", i)
-				cell.Outputs[0].Text = text[max(0, len(text)-2000):]
-				ev := eventsMsg{{Type: engine.EvNotebookChanged, Notebook: &engine.NotebookEvent{
-					Name: "big", Op: engine.OpOutput, Index: at, Cells: []engine.CellSnapshot{cell}}}}
-				t := time.Now()
-				m = send(m, ev)
-				_ = m.View()
-				frames = append(frames, time.Since(t))
-			}
+			frames := bestOf(b, func() func(int) time.Duration {
+				m := bigNotebookModel(b, n)
+				m.notebook.cell = at
+				cell := bigNotebookCell(b, at)
+				text := cell.Outputs[0].Text
+				return func(i int) time.Duration {
+					text += fmt.Sprintf("line %d\n", i)
+					cell.Outputs[0].Text = text[max(0, len(text)-2000):]
+					ev := eventsMsg{{Type: engine.EvNotebookChanged, Notebook: &engine.NotebookEvent{
+						Name: "big", Op: engine.OpOutput, Index: at, Cells: []engine.CellSnapshot{cell}}}}
+					t := time.Now()
+					m = send(m, ev)
+					_ = m.View()
+					return time.Since(t)
+				}
+			})
 			frameTimes(b, frames)
 		})
 	}

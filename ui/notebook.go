@@ -161,7 +161,7 @@ func (p *notebookPane) view(m *Model, w, h int) []string {
 	// otherwise start as far up as still shows the selected cell whole.
 	start, used := p.cell, 2 // the path line and the "cells above" line
 	for i := p.cell; i >= 0; i-- {
-		used += len(m.cellLines(nb, i, w, acted))
+		used += len(m.cellBlock(nb, i, w, acted))
 		if used > h && i < p.cell {
 			break
 		}
@@ -171,12 +171,54 @@ func (p *notebookPane) view(m *Model, w, h int) []string {
 		lines = append(lines, s.Muted.Render(fmt.Sprintf("… %d %s above", start, plural(start, "cell", "cells"))))
 	}
 	for i := start; i < len(nb.Cells) && len(lines) < h; i++ {
-		lines = append(lines, m.cellLines(nb, i, w, acted)...)
+		lines = append(lines, m.cellBlock(nb, i, w, acted)...)
 	}
 	if len(lines) > h {
 		lines = lines[:h]
 	}
 	return lines
+}
+
+// cellSlot is where a drawn cell sits: its notebook and index (the index is
+// part of the drawing).
+type cellSlot struct {
+	nb string
+	i  int
+}
+
+// cellDrawing is one cell as drawn, with everything the drawing depends on
+// besides its slot: the cell's version, the width, and the marks of its
+// header.
+type cellDrawing struct {
+	ver                  uint64
+	w                    int
+	mark, changed, acted bool
+	lines                []string
+}
+
+// cellDrawingsMax bounds the drawings kept: past it they start over.
+const cellDrawingsMax = 8192
+
+// cellBlock is cellLines from the cache of drawn cells: a cell is drawn
+// again only when it changed (a new version), moved, or its marks or the
+// width changed. Scrolling draws only the cells coming into view, and an
+// output arriving draws only its own cell.
+func (m *Model) cellBlock(nb *observe.Notebook, i, w int, acted string) []string {
+	c := &nb.Cells[i]
+	key := cellDrawing{ver: c.Ver, w: w,
+		mark:    i == m.notebook.cell && m.focus == FocusNotebook,
+		changed: c.ID == nb.LastCellID,
+		acted:   c.ID != "" && c.ID == acted}
+	slot := cellSlot{nb.Name, i}
+	if d, ok := m.vc.cells[slot]; ok && d.ver == key.ver && d.w == key.w && d.mark == key.mark && d.changed == key.changed && d.acted == key.acted {
+		return d.lines
+	}
+	key.lines = m.cellLines(nb, i, w, acted)
+	if m.vc.cells == nil || len(m.vc.cells) >= cellDrawingsMax {
+		m.vc.cells = map[cellSlot]cellDrawing{}
+	}
+	m.vc.cells[slot] = key
+	return key.lines
 }
 
 // cellLines draws one cell: a header, its source and its latest outputs,

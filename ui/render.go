@@ -104,6 +104,8 @@ type viewCache struct {
 	header                         cached[headerKey]
 	footer                         cached[footerKey]
 	calls, detail, notebook, execs cached[paneKey]
+	// cells are the notebook pane's cells as drawn (notebook.go).
+	cells map[cellSlot]cellDrawing
 
 	labels map[engine.CallStatus]string // call statuses in their colours
 	vis    visCache                     // the calls the search lets through (search.go)

@@ -56,6 +56,9 @@ type Output struct {
 
 // Cell is one cell of a notebook in use.
 type Cell struct {
+	// Ver is new for every change of the cell (a changed cell is a new
+	// value), for a reader's cache of its drawing.
+	Ver            uint64
 	ID             string
 	Type           string
 	Source         string
@@ -124,7 +127,8 @@ type ImageDecoder func(mime string, data []byte) any
 // one, and the feed server keeps one to send a newly attached workbench a
 // snapshot.
 type State struct {
-	decode ImageDecoder // nil: the feed server has no use for decoded images
+	decode  ImageDecoder // nil: the feed server has no use for decoded images
+	cellVer uint64       // the last Cell.Ver given
 
 	Calls        []*Call // oldest first
 	callIndex    map[string]*Call
@@ -376,7 +380,8 @@ func (s *State) Call(id string) *Call { return s.callIndex[id] }
 func (s *State) Exec(id string) *Exec { return s.execIndex[id] }
 
 func (s *State) newCell(c engine.CellSnapshot) Cell {
-	cs := Cell{ID: c.ID, Type: c.Type, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
+	s.cellVer++
+	cs := Cell{Ver: s.cellVer, ID: c.ID, Type: c.Type, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
 	cs.Source, cs.SourceCut = capString(c.Source, MaxSourceBytes)
 	outs := c.Outputs
 	if len(outs) > MaxCellOutputs {
