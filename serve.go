@@ -223,8 +223,17 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		if err != nil {
 			return err
 		}
+		// The person resends calls (r) as the workbench's own MCP session,
+		// through this server like any client's: its caller is set once the
+		// server is built (until then, a resend says it cannot be made).
+		var wc *mcp.WorkbenchCaller
 		go func() {
-			late.h = newServer().HTTPHandler()
+			srv := newServer()
+			if workbenchMode(cfg) {
+				wc = srv.WorkbenchCaller()
+				eng.SetWorkbenchCaller(wc)
+			}
+			late.h = srv.HTTPHandler()
 			close(late.ready)
 		}()
 		info.Endpoint = "http://" + ln.Addr().String() + "/mcp"
@@ -238,11 +247,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			httpSrv.Shutdown(sctx)
 		}()
 		if workbenchMode(cfg) {
-			// The person resends calls (r) as the workbench's own MCP
-			// session, through this server like any client's.
-			wc := srv.WorkbenchCaller()
-			defer wc.Close()
-			eng.SetWorkbenchCaller(wc)
+			defer func() {
+				<-late.ready
+				wc.Close()
+			}()
 			return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme, ImageProtocol: cfg.ImageProtocol})
 		}
 		shown := token

@@ -26,10 +26,10 @@ import (
 // jupyter-server's own start to ready, in alternating rounds.
 func (b *bench) figInstant() []*figure {
 	const frames, starts = 10, 7
-	var managed, external, starting samples
+	var managed, external, bare samples
 	for i := 0; i < frames+1; i++ {
 		for _, ext := range []bool{false, true} {
-			fr, st, err := b.firstFrame(ext)
+			fr, hd, err := b.firstFrame(ext)
 			if err != nil {
 				return []*figure{errFigure("11", "instant start", err)}
 			}
@@ -40,7 +40,7 @@ func (b *bench) figInstant() []*figure {
 			if ext {
 				external = append(external, fr)
 			} else {
-				managed, starting = append(managed, fr), append(starting, st)
+				managed, bare = append(managed, fr), append(bare, hd)
 			}
 		}
 	}
@@ -63,8 +63,8 @@ func (b *bench) figInstant() []*figure {
 	return []*figure{
 		{ID: "11a", Name: "launch to first frame, Jupyter starting", Unit: "ms", Ours: ms(managed.p50()), Baseline: &ext,
 			BaselineName: "Jupyter up (--jupyter-url)", Samples: len(managed), goal: atMost, limit: 150,
-			Notes: fmt.Sprintf("p50 of %d launches in a 160x50 pty; max %.1f ms; header said 'jupyter starting' in every one, p50 %.1f ms",
-				len(managed), ms(managed.pct(1)), ms(starting.p50()))},
+			Notes: fmt.Sprintf("p50 of %d launches in a 160x50 pty to the first frame whose header says 'jupyter starting'; max %.1f ms; the bare header first drawn at p50 %.1f ms",
+				len(managed), ms(managed.pct(1)), ms(bare.p50()))},
 		pairedFigure("11b", "launch to Jupyter ready, through us", ours, direct, "jupyter-server's own", 1.10,
 			fmt.Sprintf("; ours: list_files sent right after initialize (answered at p50 %.1f ms), answered once Jupyter is up; theirs: spawn, poll api/status every 5 ms",
 				ms(inits.p50()))),
@@ -73,9 +73,9 @@ func (b *bench) figInstant() []*figure {
 
 // firstFrame launches the workbench in a pseudo-terminal (managed Jupyter,
 // or with ext the bench's Jupyter) and times it to its first full frame:
-// the header with its second line. With a managed Jupyter it also returns
-// when the header first said Jupyter is starting.
-func (b *bench) firstFrame(ext bool) (frame, starting time.Duration, err error) {
+// the header with its second line, which with a managed Jupyter must say it
+// is starting. header is when the header was first drawn at all.
+func (b *bench) firstFrame(ext bool) (frame, header time.Duration, err error) {
 	master, slave, err := openPTY(160, 50)
 	if err != nil {
 		return 0, 0, err
@@ -154,7 +154,9 @@ func (b *bench) firstFrame(ext bool) (frame, starting time.Duration, err error) 
 	}()
 	select {
 	case m := <-done:
-		return m.frame, m.starting, m.err
+		// With a managed Jupyter the frame that counts is the first one
+		// saying it is starting.
+		return max(m.frame, m.starting), m.frame, m.err
 	case <-time.After(30 * time.Second):
 		master.Close()
 		return 0, 0, errors.New("no first frame within 30 s")

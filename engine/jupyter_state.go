@@ -32,11 +32,6 @@ func (e *Engine) SetJupyterState(st jupyter.ServerState) {
 	}
 }
 
-// RepublishState publishes the server state as it is now, for an observer
-// that subscribed after it was last published (the workbench learns so that
-// the managed server is still starting).
-func (e *Engine) RepublishState() { e.calls.publishState() }
-
 // fillJupyterState puts the managed server's state into a header event,
 // when that server is the one in use and it is not up.
 func (e *Engine) fillJupyterState(ev *ServerEvent) {

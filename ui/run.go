@@ -66,12 +66,19 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 		},
 		FrameInterval: defaultFrameInterval,
 	})
+	events, stop := b.Subscribe()
+	defer stop()
+	// The server's state as it is now goes into the first frame (the
+	// managed Jupyter server still starting); changes after the
+	// subscription arrive as events.
+	if s, ok := b.(interface{ ServerState() engine.ServerEvent }); ok {
+		st := s.ServerState()
+		nm, _ := m.Update(eventsMsg{{Type: engine.EvServerState, Server: &st}})
+		m = nm.(Model)
+	}
 	p := tea.NewProgram(m,
 		tea.WithInput(in), tea.WithOutput(tty),
 		tea.WithAltScreen(), tea.WithContext(ctx))
-
-	events, stop := b.Subscribe()
-	defer stop()
 	done := make(chan struct{})
 	defer close(done)
 	go bridge(events, p.Send, done)

@@ -141,6 +141,13 @@ func (c *Client) Status(ctx context.Context) (*ServerInfo, error) {
 	return &info, nil
 }
 
+// answers checks that the server answers api/status with the token: one
+// request (api/ answers with a redirect first on jupyter-server 1.x), for
+// polling a server that is starting.
+func (c *Client) answers(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "api/status", nil, nil, nil)
+}
+
 // ServerInfo is what GET api/ answers.
 type ServerInfo struct {
 	Version string `json:"version"`

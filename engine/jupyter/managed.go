@@ -328,7 +328,7 @@ func (m *Managed) waitReady(ctx context.Context, p *serverProc, timeout time.Dur
 			return fmt.Errorf("jupyter-server did not answer at %s within %s (last error: %v); its last output:\n%s", m.URL, timeout, lastErr, m.tail.String())
 		case <-tick.C:
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			_, lastErr = c.Status(pctx)
+			lastErr = c.answers(pctx)
 			cancel()
 			if lastErr == nil {
 				return nil

@@ -65,12 +65,12 @@ func Local(e *engine.Engine, info HeaderInfo) *LocalSource {
 // Subscribe subscribes to the engine bus and records that a workbench is
 // watching (approval of held calls needs one) until stop is called.
 func (l *LocalSource) Subscribe() (<-chan engine.Event, func()) {
-	ch, stop := subscribeEngine(l.e)
-	// The state may have been published before this subscription (the
-	// managed Jupyter server starting): the workbench's header needs it.
-	l.e.RepublishState()
-	return ch, stop
+	return subscribeEngine(l.e)
 }
+
+// ServerState is the server state now: it may have been published before
+// the workbench subscribed (the managed Jupyter server starting).
+func (l *LocalSource) ServerState() engine.ServerEvent { return l.e.ServerState() }
 
 // subscribeEngine subscribes to e's bus and attaches a workbench for the
 // subscription's lifetime.
