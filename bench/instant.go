@@ -126,8 +126,13 @@ func (b *bench) firstFrame(ext bool) (frame, header time.Duration, err error) {
 			at := time.Since(t0)
 			if n > 0 {
 				screen = append(screen, buf[:n]...)
-				// Answer what a terminal answers: the cursor position (the
+				// Answer what a terminal answers: the primary device
+				// attributes (every terminal does; the workbench's probe of
+				// image protocols waits for it), the cursor position (the
 				// end of termenv's background query) and the background.
+				if bytes.Contains(buf[:n], []byte("\x1b[c")) {
+					_, _ = master.WriteString("\x1b[?62;22c")
+				}
 				if bytes.Contains(buf[:n], []byte("\x1b]11;?")) {
 					_, _ = master.WriteString("\x1b]11;rgb:0000/0000/0000\x1b\\")
 				}
