@@ -93,7 +93,7 @@ func (b *bench) firstFrame(ext bool) (frame, header time.Duration, err error) {
 	cmd := exec.Command(b.t.bin, args...)
 	cmd.Env = harness.CleanEnv("MCP_TOKEN=bench-frame-token", "TERM=xterm-256color", "COLORTERM=")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	cmd.SysProcAttr = ttyAttr()
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		slave.Close()

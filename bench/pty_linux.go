@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,4 +36,10 @@ func openPTY(cols, rows int) (master, slave *os.File, err error) {
 		return nil, nil, err
 	}
 	return master, slave, nil
+}
+
+// ttyAttr makes the child a session leader with the pty (its stdin) as its
+// controlling terminal, as a terminal emulator starts a shell.
+func ttyAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 }
