@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,24 +17,9 @@ import (
 // execute_code shows its code, and its arguments edited in the workbench
 // (inline, then through $EDITOR) are what runs, the agent told so.
 func TestApprovalEndToEnd(t *testing.T) {
-	needTmux(t)
-	bin := harness.Binary(t)
-	root := t.TempDir()
-	port, err := harness.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := "approve-e2e-token-0123456789"
-	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1", "TERM=xterm-256color",
-		"EDITOR=sed -i s/agent/editor/", "VISUAL="},
-		fmt.Sprintf("cd %s && exec %s --port %d --root-dir %s --approve destructive --log-file %s", root, bin, port, root, filepath.Join(root, "server.log")))
-	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent", "approval destructive")
-
-	cs, err := harness.ConnectHTTP(context.Background(), "approve-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	w := startWorkbench(t, "approve-agent", []string{"TERM=xterm-256color", "EDITOR=sed -i s/agent/editor/", "VISUAL="},
+		[]string{"--approve", "destructive"}, []string{"waiting for an agent", "approval destructive"})
+	tm, cs := w.tm, w.cs
 
 	// callHeld makes a call, waits for the workbench to show it held with
 	// every want on screen, runs act, and returns the call's result.

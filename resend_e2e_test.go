@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,31 +16,18 @@ import (
 // workbench's own session, is marked so in the timeline, and its detail
 // shows the original's 2 beside the resend's 4 and the diff of the two.
 func TestResendEndToEnd(t *testing.T) {
-	needTmux(t)
-	bin := harness.Binary(t)
-	root := t.TempDir()
-	port, err := harness.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := "resend-e2e-token-0123456789"
-	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1", "TERM=xterm-256color"},
-		fmt.Sprintf("cd %s && exec %s --port %d --root-dir %s --log-file %s", root, bin, port, root, filepath.Join(root, "server.log")))
-	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent")
-
-	cs, err := harness.ConnectHTTP(context.Background(), "resend-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	w := startWorkbench(t, "resend-agent", []string{"TERM=xterm-256color"}, nil, []string{"waiting for an agent"})
+	tm, cs := w.tm, w.cs
 	call(t, cs, "use_notebook", map[string]any{"notebook_name": "resend", "notebook_path": "resend.ipynb", "mode": "create"})
 	if text := harness.Text(call(t, cs, "execute_code", map[string]any{"code": "1+1"})); !strings.Contains(text, "2") {
 		t.Fatalf("execute_code 1+1 answered %q", text)
 	}
 	// The calls pane has the focus and follows: the newest call, the
-	// execute_code, is selected.
-	selected := regexp.MustCompile(`▸ \d\d:\d\d:\d\d \S+\s+execute_code\s+code=1\+1`)
-	waitFor(t, tm, 20*time.Second, "the execute_code selected", selected.MatchString)
+	// execute_code, is selected, and finished: the agent has its answer
+	// before the workbench has the event, and r does nothing on a call
+	// that is still running.
+	selected := regexp.MustCompile(`▸ \d\d:\d\d:\d\d \S+\s+execute_code\s+code=1\+1\s+\S+ ok`)
+	waitFor(t, tm, 20*time.Second, "the execute_code selected and finished", selected.MatchString)
 
 	tm.key("r")
 	tm.waitScreen(10*time.Second, "resend execute_code as the workbench", "ctrl+s resend with these arguments", `"code": "1+1"`)

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // matchMark finds a word drawn with a background colour (the search's
@@ -22,23 +17,8 @@ var matchMark = regexp.MustCompile(`((?:\x1b\[[0-9;]*m)+)needle(?:\x1b\[[0-9;]*m
 // through them with the Call pane following, the word is marked, and a
 // bad term says what is wrong; the stats view shows the same calls.
 func TestSearchEndToEnd(t *testing.T) {
-	needTmux(t)
-	bin := harness.Binary(t)
-	root := t.TempDir()
-	port, err := harness.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := "search-e2e-token-0123456789"
-	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1"},
-		fmt.Sprintf("%s --port %d --root-dir %s --log-file %s", bin, port, root, filepath.Join(root, "server.log")))
-	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent")
-
-	cs, err := harness.ConnectHTTP(context.Background(), "search-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	w := startWorkbench(t, "search-agent", nil, nil, []string{"waiting for an agent"})
+	tm, cs, root := w.tm, w.cs, w.root
 	call(t, cs, "use_notebook", map[string]any{"notebook_name": "hunt", "notebook_path": "hunt.ipynb", "mode": "create"})
 	// The word is in this call's arguments...
 	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "needle_in_args = 1"})

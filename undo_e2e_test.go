@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,23 +16,8 @@ import (
 // disk, the timeline shows the undo, and the agent's next result on the
 // notebook says a person reverted its call.
 func TestUndoEndToEnd(t *testing.T) {
-	needTmux(t)
-	bin := harness.Binary(t)
-	root := t.TempDir()
-	port, err := harness.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := "e2e-undo-token-0123456789"
-	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1"},
-		fmt.Sprintf("%s --port %d --root-dir %s --log-file %s", bin, port, root, filepath.Join(root, "server.log")))
-	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent")
-
-	cs, err := harness.ConnectHTTP(context.Background(), "e2e-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	w := startWorkbench(t, "e2e-agent", nil, nil, []string{"waiting for an agent"})
+	tm, cs, root := w.tm, w.cs, w.root
 	call(t, cs, "use_notebook", map[string]any{"notebook_name": "undo", "notebook_path": "undo.ipynb", "mode": "create"})
 	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "markdown", "cell_source": "# kept"})
 	res := call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "undo_me = 1"})

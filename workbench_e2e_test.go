@@ -48,6 +48,44 @@ func (s *tmuxSession) tmux(args ...string) *exec.Cmd {
 	return exec.Command("tmux", append([]string{"-L", s.socket}, args...)...)
 }
 
+// workbenchRun is the binary's workbench in a real terminal (tmux) on a
+// managed Jupyter rooted at a fresh directory, which is also its working
+// directory, with an agent connected to it over HTTP.
+type workbenchRun struct {
+	tm    *tmuxSession
+	cs    *sdk.ClientSession
+	root  string
+	port  int
+	token string
+}
+
+// startWorkbench starts it: env is added to the token and the quiet
+// kernels, args come after the port, root and log file. It returns once
+// the header shows the MCP URL and every one of wait, with agent connected
+// (closed at cleanup).
+func startWorkbench(t *testing.T, agent string, env, args, wait []string) *workbenchRun {
+	t.Helper()
+	needTmux(t)
+	bin := harness.Binary(t)
+	w := &workbenchRun{root: t.TempDir(), token: agent + "-token-0123456789"}
+	var err error
+	if w.port, err = harness.FreePort(); err != nil {
+		t.Fatal(err)
+	}
+	command := fmt.Sprintf("cd %s && exec %s --port %d --root-dir %s --log-file %s", w.root, bin, w.port, w.root, filepath.Join(w.root, "server.log"))
+	for _, a := range args {
+		command += " " + a
+	}
+	w.tm = startTmux(t, append([]string{"MCP_TOKEN=" + w.token, "PYDEVD_DISABLE_FILE_VALIDATION=1"}, env...), command)
+	w.tm.waitScreen(60*time.Second, append([]string{fmt.Sprintf("127.0.0.1:%d/mcp", w.port)}, wait...)...)
+	w.cs, err = harness.ConnectHTTP(context.Background(), agent, fmt.Sprintf("http://127.0.0.1:%d/mcp", w.port), harness.AuthClient(w.token, nil), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.cs.Close() })
+	return w
+}
+
 func startTmux(t *testing.T, env []string, command string) *tmuxSession {
 	t.Helper()
 	name := fmt.Sprintf("jms-e2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
@@ -139,26 +177,11 @@ lines:
 }
 
 func TestWorkbenchEndToEnd(t *testing.T) {
-	needTmux(t)
-	bin := harness.Binary(t)
-	root := t.TempDir()
-	port, err := harness.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := "e2e-token-0123456789"
-	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1"},
-		fmt.Sprintf("%s --port %d --root-dir %s --log-file %s", bin, port, root, filepath.Join(root, "server.log")))
-	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent")
+	w := startWorkbench(t, "e2e-agent", nil, nil, []string{"waiting for an agent"})
+	tm, cs, root, token := w.tm, w.cs, w.root, w.token
 	if strings.Contains(tm.screen(), token) {
 		t.Fatal("the bearer token is shown in clear on the screen")
 	}
-
-	cs, err := harness.ConnectHTTP(context.Background(), "e2e-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 
 	call(t, cs, "use_notebook", map[string]any{"notebook_name": "demo", "notebook_path": "demo.ipynb", "mode": "create"})
 	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "answer = 41"})

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // TestWorkbenchZoomImageAndExportEndToEnd runs the binary in a real
@@ -23,23 +20,8 @@ import (
 // enter on a plot opens it full-window in half blocks (tmux without
 // passthrough) with no escape of a graphics protocol reaching the screen.
 func TestWorkbenchZoomImageAndExportEndToEnd(t *testing.T) {
-	needTmux(t)
-	bin := harness.Binary(t)
-	root := t.TempDir()
-	port, err := harness.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := "zoom-e2e-token-0123456789"
-	tm := startTmux(t, []string{"MCP_TOKEN=" + token, "PYDEVD_DISABLE_FILE_VALIDATION=1", "TERM=xterm-256color"},
-		fmt.Sprintf("cd %s && exec %s --port %d --root-dir %s --log-file %s", root, bin, port, root, filepath.Join(root, "server.log")))
-	tm.waitScreen(60*time.Second, fmt.Sprintf("127.0.0.1:%d/mcp", port), "waiting for an agent")
-
-	cs, err := harness.ConnectHTTP(context.Background(), "zoom-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), harness.AuthClient(token, nil), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	w := startWorkbench(t, "zoom-agent", []string{"TERM=xterm-256color"}, nil, []string{"waiting for an agent"})
+	tm, cs, root, token := w.tm, w.cs, w.root, w.token
 	call(t, cs, "use_notebook", map[string]any{"notebook_name": "zoom", "notebook_path": "zoom.ipynb", "mode": "create"})
 	// A cell prints a URL with a token and the server's own bearer token:
 	// both are in the result the export writes.
