@@ -93,12 +93,5 @@ func (p *pyBaseline) run(n int, code, want string) (samples, error) {
 
 func (p *pyBaseline) close() {
 	p.in.Close()
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
+	waitOrKill(p.cmd, waited(p.cmd), 5*time.Second)
 }

@@ -73,14 +73,7 @@ func (b *bench) startOnce(measure bool) (time.Duration, int64, error) {
 	}
 	defer func() {
 		in.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		waitOrKill(cmd, waited(cmd), 5*time.Second)
 	}()
 	if _, err := io.WriteString(in, initialize); err != nil {
 		return 0, 0, err

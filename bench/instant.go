@@ -100,16 +100,10 @@ func (b *bench) firstFrame(ext bool) (frame, header time.Duration, err error) {
 		return 0, 0, err
 	}
 	slave.Close()
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	exited := waited(cmd)
 	defer func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		waitOrKill(cmd, exited, 15*time.Second)
 	}()
 
 	type mark struct {
@@ -204,14 +198,7 @@ func (b *bench) jupyterThroughUs() (initialize, ready time.Duration, err error) 
 	}
 	defer func() {
 		in.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		waitOrKill(cmd, waited(cmd), 20*time.Second)
 	}()
 	const msgs = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + harness.ProtocolVersion +
 		`","capabilities":{},"clientInfo":{"name":"jupyter-mcp-bench","version":"1"}}}` + "\n" +
@@ -268,16 +255,10 @@ func (b *bench) jupyterDirect() (time.Duration, error) {
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	exited := waited(cmd)
 	defer func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		waitOrKill(cmd, exited, 15*time.Second)
 	}()
 	url := fmt.Sprintf("http://127.0.0.1:%d/api/status", port)
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{}}

@@ -44,6 +44,25 @@ func (t *target) logFile(name string) *os.File {
 	return f
 }
 
+// waited runs cmd.Wait in the background: the channel closes once it has
+// returned.
+func waited(cmd *exec.Cmd) <-chan struct{} {
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	return exited
+}
+
+// waitOrKill gives a process asked to stop grace to exit (exited is from
+// waited), then kills it, and returns once it is gone.
+func waitOrKill(cmd *exec.Cmd, exited <-chan struct{}, grace time.Duration) {
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}
+
 // stdioServer is the binary serving one session over stdin/stdout.
 type stdioServer struct {
 	cs  *sdk.ClientSession
