@@ -15,10 +15,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { waitGone } from "./procs.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -103,31 +104,6 @@ async function call(client, name, args, kind, progress = []) {
   // Text is never dropped: a client that ignores structuredContent sees only content.
   check(`${name}: content is not empty`, (result.content || []).length > 0);
   return result;
-}
-
-// leftovers lists processes whose working directory is dir: the managed
-// jupyter-server and its kernels run there, and all must be gone after shutdown.
-function leftovers(dir) {
-  const found = [];
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readlinkSync(`/proc/${pid}/cwd`) === dir) found.push(pid);
-    } catch {
-      // Processes we may not inspect, or that exited meanwhile, are not ours.
-    }
-  }
-  return found;
-}
-
-async function waitGone(dir, ms) {
-  const end = Date.now() + ms;
-  let left = leftovers(dir);
-  while (left.length > 0 && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 200));
-    left = leftovers(dir);
-  }
-  return left;
 }
 
 async function main() {

@@ -12,10 +12,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { waitGone } from "./procs.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CALL_TIMEOUT_MS = 180_000;
@@ -54,31 +55,6 @@ function notebook(cells) {
     cells: cells.map(([id, source]) => ({ cell_type: "code", id, metadata: {}, source, outputs: [], execution_count: null })),
     metadata: {}, nbformat: 4, nbformat_minor: 5,
   }, null, 1) + "\n";
-}
-
-// leftovers lists processes whose working directory is dir (the managed
-// Jupyter and its kernels run there).
-function leftovers(dir) {
-  const found = [];
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readlinkSync(`/proc/${pid}/cwd`) === dir) found.push(pid);
-    } catch {
-      // Not ours, or gone.
-    }
-  }
-  return found;
-}
-
-async function waitGone(dir, ms) {
-  const end = Date.now() + ms;
-  let left = leftovers(dir);
-  while (left.length > 0 && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 200));
-    left = leftovers(dir);
-  }
-  return left;
 }
 
 // The person at the client: answer says what they do with the next request.
