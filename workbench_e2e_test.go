@@ -76,7 +76,9 @@ func startWorkbench(t *testing.T, agent string, env, args, wait []string) *workb
 	for _, a := range args {
 		command += " " + a
 	}
-	w.tm = startTmux(t, append([]string{"MCP_TOKEN=" + w.token, "PYDEVD_DISABLE_FILE_VALIDATION=1"}, env...), command)
+	// CI is set as CI machines set it: termenv then takes no output for a
+	// terminal, and the workbench must still draw in colour.
+	w.tm = startTmux(t, append([]string{"MCP_TOKEN=" + w.token, "PYDEVD_DISABLE_FILE_VALIDATION=1", "CI=true"}, env...), command)
 	w.tm.waitScreen(60*time.Second, append([]string{fmt.Sprintf("127.0.0.1:%d/mcp", w.port)}, wait...)...)
 	w.cs, err = harness.ConnectHTTP(context.Background(), agent, fmt.Sprintf("http://127.0.0.1:%d/mcp", w.port), harness.AuthClient(w.token, nil), true)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
+	"golang.org/x/term"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
@@ -46,7 +48,11 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 	// The renderer asks the terminal for its background colour (unless a
 	// theme was named): do it before bubbletea starts reading keys from the
 	// same TTY.
-	r := theme.NewRenderer(tty)
+	//
+	// termenv takes any CI variable to mean "not a terminal" and would then
+	// draw without colour (no search marks, images as an ASCII ramp): the
+	// workbench opened a terminal, so ask the device itself.
+	r := theme.NewRenderer(tty, termenv.WithTTY(term.IsTerminal(int(tty.Fd()))))
 	styles := theme.ForTheme(r, opts.Theme)
 	target := detectImages(tty, ImageProtocol(opts.ImageProtocol))
 	m := NewModel(b, styles, Options{
