@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,6 +217,27 @@ func watchers(t *testing.T, path string) int {
 	return n
 }
 
+// watchersSettle waits until the watcher goroutines of the notebooks at
+// paths number want: a watcher started a moment ago may not have run far
+// enough to carry its label.
+func watchersSettle(t *testing.T, what string, paths []string, want ...int) {
+	t.Helper()
+	var got []int
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		got = got[:0]
+		for _, p := range paths {
+			got = append(got, watchers(t, p))
+		}
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("watchers %s: %v, want %v", what, got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // A notebook is watched while in use: unuse and Close stop its watcher,
 // and no goroutine is left.
 func testWatcherStops(t *testing.T, f *fixture) {
@@ -227,17 +249,17 @@ func testWatcherStops(t *testing.T, f *fixture) {
 			t.Fatal(err)
 		}
 	}
-	if a, b := watchers(t, f.path("w1.ipynb")), watchers(t, f.path("w2.ipynb")); a != 1 || b != 1 {
-		t.Fatalf("watchers while in use: %d, %d", a, b)
-	}
+	both := []string{f.path("w1.ipynb"), f.path("w2.ipynb")}
+	watchersSettle(t, "while in use", both, 1, 1)
 	if _, err := e.UnuseNotebook(ctx, "s", "w1"); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := watchers(t, f.path("w1.ipynb")), watchers(t, f.path("w2.ipynb")); a != 0 || b != 1 {
+	// Unuse and Close wait for the watchers they stop: gone at once.
+	if a, b := watchers(t, both[0]), watchers(t, both[1]); a != 0 || b != 1 {
 		t.Fatalf("watchers after unuse of w1: %d, %d", a, b)
 	}
 	e.Close()
-	if b := watchers(t, f.path("w2.ipynb")); b != 0 {
+	if b := watchers(t, both[1]); b != 0 {
 		t.Fatalf("watchers after Close: %d", b)
 	}
 
