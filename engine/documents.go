@@ -229,7 +229,7 @@ func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mo
 		}
 		return nb, m.LastModified, false, nil
 	}
-	m, err := client.Get(ctx, p, true)
+	m, nb, err := readNotebookFile(ctx, client, p)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
 			return nil, time.Time{}, false, &NoFileError{Path: p}
@@ -245,9 +245,10 @@ func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mo
 	if m.Type != "notebook" {
 		return nil, time.Time{}, false, Userf("%q is a %s, not a notebook (.ipynb)", p, m.Type)
 	}
-	nb, err := notebook.Parse(m.Content)
-	if err != nil {
-		return nil, time.Time{}, false, Userf("%q is not a valid notebook: %v", p, err)
+	if nb == nil {
+		if nb, err = notebook.Parse(m.Content); err != nil {
+			return nil, time.Time{}, false, Userf("%q is not a valid notebook: %v", p, err)
+		}
 	}
 	return nb, m.LastModified, idsUpgraded(m.Content, nb), nil
 }
@@ -434,13 +435,14 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 	if m.LastModified.Equal(d.lastModified) {
 		return false, nil
 	}
-	full, err := d.client.Get(ctx, d.path, true)
+	full, nb, err := readNotebookFile(ctx, d.client, d.path)
 	if err != nil {
 		return false, err
 	}
-	nb, err := notebook.Parse(full.Content)
-	if err != nil {
-		return false, Userf("notebook %q was changed on disk and is no longer a valid notebook (%v); nothing was changed", d.name, err)
+	if nb == nil {
+		if nb, err = notebook.Parse(full.Content); err != nil {
+			return false, Userf("notebook %q was changed on disk and is no longer a valid notebook (%v); nothing was changed", d.name, err)
+		}
 	}
 	d.mu.Lock()
 	old := d.nb

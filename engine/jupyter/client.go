@@ -261,6 +261,28 @@ func (c *Client) Get(ctx context.Context, path string, content bool) (*Model, er
 	return &m, nil
 }
 
+// GetText reads the file at path as the text on disk: the server neither
+// parses nor converts it, and the model's Content is that text (not JSON
+// quoted). A notebook read this way is safe from jupyter_server's recovery
+// of an unreadable notebook: on its asynchronous contents manager (the
+// default from jupyter_server 2) a notebook read runs beside a save of the
+// same file, can meet it half-written, and then moves the file aside and
+// puts the save's backup in its place, so that the save, already answered
+// as a success, is lost (jupyter-server/jupyter_server#1416).
+func (c *Client) GetText(ctx context.Context, path string) (*Model, error) {
+	q := url.Values{"content": {"1"}, "type": {"file"}, "format": {"text"}}
+	var m Model
+	if err := c.do(ctx, http.MethodGet, contentsPath(path), q, nil, &m); err != nil {
+		return nil, err
+	}
+	var text string
+	if err := json.Unmarshal(m.Content, &text); err != nil || m.Format != "text" {
+		return nil, fmt.Errorf("reading %q as text from %s: the server answered format %q", path, c.BaseURL(), m.Format)
+	}
+	m.Content = []byte(text)
+	return &m, nil
+}
+
 // normalize turns a JSON null content into nil so that callers can test
 // len(Content) == 0.
 func (m *Model) normalize() {

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+)
+
+// asyncContents makes a test server use jupyter_server's asynchronous
+// contents manager (the default of jupyter_server 2), where a notebook read
+// and a save of the same file run at once.
+const asyncContents = "--ServerApp.contents_manager_class=jupyter_server.services.contents.largefilemanager.AsyncLargeFileManager"
+
+// generation builds a notebook of 1,500 cells of 1 KiB marked with gen: big
+// enough that a save is slow and a read often lands in its middle.
+func generation(t *testing.T, gen int) []byte {
+	t.Helper()
+	nb := notebook.New()
+	for i := range 1500 {
+		nb.Cells = append(nb.Cells, nb.NewCell("code", fmt.Sprintf("# generation %d cell %d\n%s", gen, i, strings.Repeat("x", 1000))))
+	}
+	b, err := nb.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func generationOf(t *testing.T, nb *notebook.Notebook) int {
+	t.Helper()
+	var gen, cell int
+	if len(nb.Cells) == 0 {
+		t.Fatal("a notebook without cells")
+	}
+	if _, err := fmt.Sscanf(nb.Cells[0].Source, "# generation %d cell %d", &gen, &cell); err != nil {
+		t.Fatalf("cell 0: %q: %v", nb.Cells[0].Source[:40], err)
+	}
+	return gen
+}
+
+// TestNotebookReadsBesideSaves reads a notebook over and over while it is
+// saved over and over, on the asynchronous contents manager. Every read
+// gives a whole notebook, of a generation already saved or being saved;
+// and every save stays: the server never meets a half-written file in a
+// read of ours, so it never moves the file aside to put the save's backup
+// back (which its own notebook read does, jupyter_server#1416), and the
+// file ends as the last save left it, with nothing set aside.
+func TestNotebookReadsBesideSaves(t *testing.T) {
+	t.Parallel()
+	srv := jupytertest.Start(t, jupytertest.WithArgs(asyncContents))
+	c := srv.Client()
+	dir := srv.Subdir(t)
+	p := dir + "/busy.ipynb"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	const saves = 40
+	gens := make([][]byte, saves)
+	for g := range gens {
+		gens[g] = generation(t, g)
+	}
+	if _, err := c.SaveNotebook(ctx, p, gens[0]); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		saved = 0 // the last generation whose save was answered
+		done  = make(chan struct{})
+		wg    sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		for g := 1; g < saves; g++ {
+			if _, err := c.SaveNotebook(ctx, p, gens[g]); err != nil {
+				t.Errorf("save %d: %v", g, err)
+				return
+			}
+			mu.Lock()
+			saved = g
+			mu.Unlock()
+		}
+	}()
+	reads := 0
+	for readers := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				mu.Lock()
+				floor := saved
+				mu.Unlock()
+				m, nb, err := readNotebookFile(ctx, c, p)
+				if err != nil {
+					t.Errorf("reader %d: %v", readers, err)
+					return
+				}
+				if nb == nil {
+					t.Errorf("reader %d: the text read did not settle; the server's notebook read answered (%s)", readers, m.Type)
+					return
+				}
+				mu.Lock()
+				ceiling := saved + 1
+				mu.Unlock()
+				if g := generationOf(t, nb); g < floor || g > ceiling {
+					t.Errorf("reader %d read generation %d, between the answers to saves %d and %d", readers, g, floor, ceiling-1)
+				}
+				mu.Lock()
+				reads++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	m, err := c.GetText(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := notebook.Parse(m.Content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := generationOf(t, nb); g != saves-1 {
+		t.Errorf("the file holds generation %d; the last save answered was %d", g, saves-1)
+	}
+	entries, err := os.ReadDir(srv.Path(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "busy.ipynb" && e.Name() != ".ipynb_checkpoints" {
+			t.Errorf("%s is beside the notebook: the server set a save aside", e.Name())
+		}
+	}
+	t.Logf("%d saves, %d reads beside them", saves-1, reads)
+}
