@@ -113,9 +113,18 @@ func (k *KernelConn) nudge(conn *websocket.Conn) {
 }
 
 // dial opens one websocket to the kernel's channels endpoint.
+//
+// Each websocket gets a session id of its own. jupyter_server keys a
+// connection by kernel and session: a redial under the id of a socket it
+// has not yet seen close makes it close that "stale" one first and wait for
+// the close to finish, which after a dropped connection took it 5 to 60 s
+// (its close handshake timing out), far past our reconnect window. What a
+// reused id would buy, the server replaying messages buffered while we
+// were away, is of no use here: the runs under way failed with the socket.
+// Messages still carry k.sessionID in their headers.
 func (k *KernelConn) dial(ctx context.Context) (*websocket.Conn, error) {
 	c := k.client
-	u := c.resolve("api/kernels/"+url.PathEscape(k.kernelID)+"/channels", url.Values{"session_id": {k.sessionID}})
+	u := c.resolve("api/kernels/"+url.PathEscape(k.kernelID)+"/channels", url.Values{"session_id": {newID()}})
 	switch u.Scheme {
 	case "https":
 		u.Scheme = "wss"
