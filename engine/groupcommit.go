@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -230,18 +231,13 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 	if err != nil {
 		return fail(fmt.Errorf("writing notebook %q as JSON: %w", d.name, err))
 	}
-	// The lock must still be ours: a process that found it unchanged for
-	// saveLockTTL may have taken it over.
-	if err := lock.verify(ctx, d); err != nil {
-		return fail(err)
-	}
 	// The save runs to its end even when the callers go away: a save cut
 	// short would leave the file in an unknown state.
 	d.saving.Add(1)
-	m, err := d.client.SaveNotebook(context.WithoutCancel(ctx), d.path, data)
+	m, err := e.saveKept(ctx, d, lock, &work, data)
 	if err != nil {
 		d.saving.Add(-1)
-		return fail(fmt.Errorf("saving notebook %q (%s); nothing was changed: %w", d.name, d.path, err))
+		return fail(err)
 	}
 	d.mu.Lock()
 	d.nb = &work
@@ -272,4 +268,68 @@ func (e *Engine) applyChange(d *document, p *pendingChange, nb *notebook.Noteboo
 		}
 	}()
 	return p.apply(nb)
+}
+
+// saveAttempts bounds the saves of one group that the server undid.
+const saveAttempts = 3
+
+// saveKept saves data as d's file, and makes sure the file kept it. On
+// jupyter_server's asynchronous contents manager a notebook read by anyone
+// (JupyterLab opening the notebook, another tool) that meets our save
+// half-written makes the server move the file aside and put back the copy
+// it took before writing: it still answers the save as a success, with the
+// restored copy's modification time, which is the file's time before the
+// save (jupyter-server/jupyter_server#1416). Such a save is made again,
+// under the same lock. A time that did not move can also be a file system
+// that keeps whole seconds: the file's text tells the two apart.
+func (e *Engine) saveKept(ctx context.Context, d *document, lock *saveLock, nb *notebook.Notebook, data []byte) (*jupyter.Model, error) {
+	before := d.lastModified // the file's, as syncFromDisk found it
+	for attempt := 1; ; attempt++ {
+		// The lock must still be ours: a process that found it
+		// unchanged for saveLockTTL may have taken it over.
+		if err := lock.verify(ctx, d); err != nil {
+			return nil, err
+		}
+		m, err := d.client.SaveNotebook(context.WithoutCancel(ctx), d.path, data)
+		if err != nil {
+			return nil, fmt.Errorf("saving notebook %q (%s); nothing was changed: %w", d.name, d.path, err)
+		}
+		if m.LastModified.After(before) || fileHolds(ctx, d, nb) {
+			return m, nil
+		}
+		e.log.Warn("the Jupyter server put the notebook's previous copy back during our save (a read elsewhere met it half-written); saving again",
+			"notebook", d.name, "path", d.path, "attempt", attempt)
+		if attempt == saveAttempts {
+			return nil, &SaveUndoneError{Notebook: d.name, Path: d.path, Attempts: attempt}
+		}
+	}
+}
+
+// fileHolds reports whether d's file, read now, has nb's cells: their ids,
+// types, sources and number of outputs (the server writes the notebook in
+// its own layout, so bytes cannot be compared).
+func fileHolds(ctx context.Context, d *document, nb *notebook.Notebook) bool {
+	_, disk, err := readNotebookFile(context.WithoutCancel(ctx), d.client, d.path)
+	if err != nil || disk == nil || len(disk.Cells) != len(nb.Cells) {
+		return false
+	}
+	for i, c := range nb.Cells {
+		o := disk.Cells[i]
+		if o.ID != c.ID || o.Type != c.Type || o.Source != c.Source || len(o.Outputs) != len(c.Outputs) {
+			return false
+		}
+	}
+	return true
+}
+
+// SaveUndoneError: every save of a change was undone by the server before
+// it answered (see saveKept).
+type SaveUndoneError struct {
+	Notebook, Path string
+	Attempts       int
+}
+
+func (e *SaveUndoneError) Error() string {
+	return fmt.Sprintf("saving notebook %q (%s): %d times the Jupyter server put the file's previous copy back as it saved, because something else read the notebook while it was being written; nothing was changed. Try again; if it keeps happening, close the notebook where it is being read (JupyterLab) until the agent is done",
+		e.Notebook, e.Path, e.Attempts)
 }

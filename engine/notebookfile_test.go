@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -149,4 +150,66 @@ func TestNotebookReadsBesideSaves(t *testing.T) {
 		}
 	}
 	t.Logf("%d saves, %d reads beside them", saves-1, reads)
+}
+
+// TestSavesBesideForeignReads inserts cells into a notebook while someone
+// else (JupyterLab, say) reads it through the server's notebook read, on
+// the asynchronous contents manager. A read that meets one of our saves
+// half-written makes the server put the file's previous copy back and
+// still answer the save as a success: such a save is made again, and an
+// insert whose every save was undone fails saying so. Every insert
+// answered as a success is in the file at the end; once the reads stop,
+// every insert succeeds.
+func TestSavesBesideForeignReads(t *testing.T) {
+	t.Parallel()
+	srv := jupytertest.Start(t, jupytertest.WithArgs(asyncContents))
+	f := newFixture(t, srv, &sharedKernel{})
+	ctx := ctxT(t)
+	if _, err := f.client.SaveNotebook(ctx, f.path("busy.ipynb"), generation(t, 0)); err != nil {
+		t.Fatal(err)
+	}
+	f.use(t, "s", "nb", "busy.ipynb", "connect")
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			_, _ = f.client.Get(ctx, f.path("busy.ipynb"), true)
+		}
+	}()
+	var acked []string
+	undone := 0
+	for i := range 12 {
+		if i == 8 {
+			close(done)
+			wg.Wait()
+		}
+		src := fmt.Sprintf("# acked %d", i)
+		_, _, err := f.e.InsertCell(ctx, "s", "", -1, "code", src)
+		switch {
+		case err == nil:
+			acked = append(acked, src)
+		case i < 8 && errors.As(err, new(*SaveUndoneError)):
+			undone++
+		default:
+			t.Errorf("insert %d: %v", i, err)
+		}
+	}
+	nb := f.disk(t, "busy.ipynb")
+	have := map[string]bool{}
+	for _, c := range nb.Cells {
+		have[c.Source] = true
+	}
+	for _, src := range acked {
+		if !have[src] {
+			t.Errorf("%q was answered as saved but is not in the file", src)
+		}
+	}
+	t.Logf("beside the reads: %d inserts saved, %d refused with every save undone", 8-undone, undone)
 }
