@@ -36,5 +36,10 @@ func wordSaveErrors(tool string, err error) (string, bool) {
 		return fmt.Sprintf("Not saved: %s took over the save lock of notebook %q (%s) before this change could be saved. Nothing was changed; read the notebook again (read_notebook) and retry %s.",
 			holder, lost.Notebook, lost.Path, tool), true
 	}
+	var undone *engine.SaveUndoneError
+	if errors.As(err, &undone) {
+		return fmt.Sprintf("Not saved: %d times the Jupyter server put the previous copy of notebook %q (%s) back as it saved this change, because something else read the notebook while it was being written. Nothing was changed; retry %s. If it keeps happening, close the notebook where it is open (JupyterLab) until you are done.",
+			undone.Attempts, undone.Notebook, undone.Path, tool), true
+	}
 	return "", false
 }
