@@ -135,7 +135,7 @@ func (c *Client) Status(ctx context.Context) (*ServerInfo, error) {
 	}
 	// api/ answers without authentication; api/status needs the token, so it
 	// is what tells a wrong token apart from a working one.
-	if err := c.do(ctx, http.MethodGet, "api/status", nil, nil, nil); err != nil {
+	if err := c.status(ctx); err != nil {
 		return nil, err
 	}
 	return &info, nil
@@ -145,7 +145,25 @@ func (c *Client) Status(ctx context.Context) (*ServerInfo, error) {
 // request (api/ answers with a redirect first on jupyter-server 1.x), for
 // polling a server that is starting.
 func (c *Client) answers(ctx context.Context) error {
-	return c.do(ctx, http.MethodGet, "api/status", nil, nil, nil)
+	return c.status(ctx)
+}
+
+// status is GET api/status. jupyter_server answers it 500 when a kernel
+// shuts down while it lists them (a KeyError in list_kernels): a server
+// error there is asked again, twice, a moment later.
+func (c *Client) status(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		err := c.do(ctx, http.MethodGet, "api/status", nil, nil, nil)
+		var ae *APIError
+		if err == nil || attempt == 3 || !errors.As(err, &ae) || ae.Status < 500 {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+	}
 }
 
 // ServerInfo is what GET api/ answers.
@@ -218,6 +236,9 @@ type Model struct {
 	LastModified time.Time       `json:"last_modified"`
 	Size         *int64          `json:"size,omitempty"`
 	Content      json.RawMessage `json:"content,omitempty"`
+	// Served is when the server answered, by its own clock (the Date
+	// header, to the second); zero when it sent none.
+	Served time.Time `json:"-"`
 }
 
 // escapePath URL-escapes each segment of a contents path so that names with
@@ -584,6 +605,9 @@ func (c *Client) do(ctx context.Context, method, apiPath string, q url.Values, b
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("the Jupyter server at %s answered %s %s with a body that is not the expected JSON: %w", c.BaseURL(), method, apiPath, err)
+	}
+	if m, ok := out.(*Model); ok {
+		m.Served, _ = http.ParseTime(resp.Header.Get("Date"))
 	}
 	return nil
 }
