@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
@@ -277,11 +280,14 @@ const saveAttempts = 3
 // jupyter_server's asynchronous contents manager a notebook read by anyone
 // (JupyterLab opening the notebook, another tool) that meets our save
 // half-written makes the server move the file aside and put back the copy
-// it took before writing: it still answers the save as a success, with the
-// restored copy's modification time, which is the file's time before the
-// save (jupyter-server/jupyter_server#1416). Such a save is made again,
-// under the same lock. A time that did not move can also be a file system
-// that keeps whole seconds: the file's text tells the two apart.
+// it took before writing (jupyter-server/jupyter_server#1416). It then
+// still answers the save as a success, with the restored copy's
+// modification time, which it copied to the nanosecond from the file as it
+// was before the save; or, when the swap caught the save between its
+// steps, fails it with "No such file or directory". Either save is made
+// again, under the same lock. A time that did not move on a file system
+// that keeps whole seconds (or one that went back) is told apart by
+// reading the file.
 func (e *Engine) saveKept(ctx context.Context, d *document, lock *saveLock, nb *notebook.Notebook, data []byte) (*jupyter.Model, error) {
 	before := d.lastModified // the file's, as syncFromDisk found it
 	for attempt := 1; ; attempt++ {
@@ -291,35 +297,52 @@ func (e *Engine) saveKept(ctx context.Context, d *document, lock *saveLock, nb *
 			return nil, err
 		}
 		m, err := d.client.SaveNotebook(context.WithoutCancel(ctx), d.path, data)
-		if err != nil {
+		var ae *jupyter.APIError
+		switch {
+		case err != nil && (attempt == saveAttempts || !errors.As(err, &ae) || !ae.NoDirectory()):
 			return nil, fmt.Errorf("saving notebook %q (%s); nothing was changed: %w", d.name, d.path, err)
-		}
-		if m.LastModified.After(before) || fileHolds(ctx, d, nb) {
+		case err != nil:
+			// A directory really gone fails every attempt alike.
+		case m.LastModified.After(before):
+			return m, nil
+		case m.LastModified.Equal(before) && before.Nanosecond() != 0:
+			// The restored copy's time, to the nanosecond.
+		case fileHolds(ctx, d, nb):
 			return m, nil
 		}
-		e.log.Warn("the Jupyter server put the notebook's previous copy back during our save (a read elsewhere met it half-written); saving again",
-			"notebook", d.name, "path", d.path, "attempt", attempt)
-		if attempt == saveAttempts {
+		if err == nil && attempt == saveAttempts {
 			return nil, &SaveUndoneError{Notebook: d.name, Path: d.path, Attempts: attempt}
 		}
+		e.log.Warn("the Jupyter server put the notebook's previous copy back during our save (a read elsewhere met it half-written); saving again",
+			"notebook", d.name, "path", d.path, "attempt", attempt, "err", err)
+		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
 	}
 }
 
-// fileHolds reports whether d's file, read now, has nb's cells: their ids,
-// types, sources and number of outputs (the server writes the notebook in
-// its own layout, so bytes cannot be compared).
+// fileHolds reports whether d's file, read now, is nb. Both are compared
+// as canonical JSON: the server writes a notebook in its own layout.
 func fileHolds(ctx context.Context, d *document, nb *notebook.Notebook) bool {
 	_, disk, err := readNotebookFile(context.WithoutCancel(ctx), d.client, d.path)
-	if err != nil || disk == nil || len(disk.Cells) != len(nb.Cells) {
+	if err != nil || disk == nil {
 		return false
 	}
-	for i, c := range nb.Cells {
-		o := disk.Cells[i]
-		if o.ID != c.ID || o.Type != c.Type || o.Source != c.Source || len(o.Outputs) != len(c.Outputs) {
-			return false
-		}
+	a, aerr := canonicalJSON(disk)
+	b, berr := canonicalJSON(nb)
+	return aerr == nil && berr == nil && bytes.Equal(a, b)
+}
+
+// canonicalJSON is nb as JSON with every object's keys sorted and no
+// insignificant space.
+func canonicalJSON(nb *notebook.Notebook) ([]byte, error) {
+	data, err := nb.Marshal()
+	if err != nil {
+		return nil, err
 	}
-	return true
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }
 
 // SaveUndoneError: every save of a change was undone by the server before

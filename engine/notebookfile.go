@@ -1,10 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
@@ -23,82 +25,85 @@ import (
 // most likely a save under way (the file is empty from the moment the save
 // opens it until nbformat has serialised the notebook), and is read again.
 
-// A text that is not whole JSON is read again until it parses, for up to
-// notebookSettle; the same broken (non-empty) text for notebookAtRest is a
-// file at rest (truncated by a crash, or never a notebook), for the server
-// to judge.
+// A text that is not whole JSON is read again until it parses. It is a
+// file at rest, for the server to judge, once the file's modification time
+// is old by the server's own clock: a save changes that time as it writes,
+// but not while the file is empty (from the moment the save opens the file
+// until nbformat has checked and serialised the notebook, seconds for a
+// big one). A file that stays broken is given up after notebookSettle.
 const (
-	notebookSettle = 5 * time.Second
-	notebookAtRest = 300 * time.Millisecond
+	notebookSettle    = 5 * time.Second
+	brokenAtRest      = 2 * time.Second
+	emptyAtRest       = time.Minute
+	notebookMaxReread = 100 * time.Millisecond
 )
 
-// NotebookUnsettledError: a notebook's file was half-written at every read
-// for notebookSettle: someone keeps saving it.
+// NotebookUnsettledError: a notebook's file was empty or not whole JSON at
+// every read for notebookSettle, and changed too recently to be taken as a
+// broken file at rest: most likely something is saving it.
 type NotebookUnsettledError struct {
 	Path   string
+	Empty  bool
 	Waited time.Duration
 }
 
 func (e *NotebookUnsettledError) Error() string {
-	return fmt.Sprintf("the file %q was being rewritten at every read for %s (someone else keeps saving it); nothing was changed, try again", e.Path, e.Waited.Round(100*time.Millisecond))
+	what := "half-written"
+	if e.Empty {
+		what = "empty"
+	}
+	return fmt.Sprintf("the file %q was %s at every read for %s, and it was changed moments ago: most likely something is saving it right now. Nothing was changed; try again in a moment (a file that stays %s is not a notebook: fix or delete it)",
+		e.Path, what, e.Waited.Round(100*time.Millisecond), what)
 }
 
 func (*NotebookUnsettledError) CallerCanFix() bool { return true }
 
 // readNotebookFile reads the notebook at p. On success nb is the parsed
-// notebook and m.Content the file's text. When the text read cannot settle
-// it (a file that is not UTF-8, valid JSON but not nbformat 4, broken at
-// rest, not a file at all), the server's notebook read answers instead: its
-// model (m.Content the server's JSON, nb nil) or its error stands, as it
-// did before, so that older formats are converted and broken files are
-// named by Jupyter.
+// notebook and m.Content the file's text. What the text read cannot settle
+// goes to the server's notebook read, whose model (m.Content the server's
+// JSON, nb nil) or error stands, as before: a path that is not .ipynb, a
+// file the text read refuses (400: not UTF-8, a directory), valid JSON that
+// is not nbformat 4 (the server converts older formats), a broken file at
+// rest (the server names it, or recovers it from its backup).
 func readNotebookFile(ctx context.Context, client *jupyter.Client, p string) (*jupyter.Model, *notebook.Notebook, error) {
+	if !strings.HasSuffix(strings.ToLower(p), ".ipynb") {
+		return readByServer(ctx, client, p)
+	}
 	start := time.Now()
-	var (
-		last      []byte
-		lastSince time.Time
-		delay     = 10 * time.Millisecond
-	)
+	delay := 10 * time.Millisecond
 	for {
 		m, err := client.GetText(ctx, p)
 		if err != nil {
-			break
+			var ae *jupyter.APIError
+			if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+				return readByServer(ctx, client, p)
+			}
+			return nil, nil, err
 		}
 		if nb, perr := notebook.Parse(m.Content); perr == nil {
 			m.Type = "notebook"
 			return m, nb, nil
 		}
 		if json.Valid(m.Content) {
-			break
-		}
-		waited := time.Since(start)
-		switch {
-		case len(m.Content) == 0:
-			// A save empties the file first and fills it once the
-			// server has checked and serialised the notebook, which
-			// takes a second or more for a big one. Empty for the
-			// whole of notebookSettle is a file left empty (a server
-			// killed in a save), which the server's read recovers
-			// from the save's backup.
-			if waited >= notebookSettle {
-				return readByServer(ctx, client, p)
-			}
-		case last == nil || !bytes.Equal(m.Content, last):
-			last, lastSince = m.Content, time.Now()
-		case time.Since(lastSince) >= notebookAtRest:
 			return readByServer(ctx, client, p)
 		}
-		if waited >= notebookSettle {
-			return nil, nil, &NotebookUnsettledError{Path: p, Waited: waited}
+		rest := brokenAtRest
+		if len(m.Content) == 0 {
+			rest = emptyAtRest
+		}
+		if !m.Served.IsZero() && m.Served.Sub(m.LastModified) >= rest {
+			return readByServer(ctx, client, p)
+		}
+		if waited := time.Since(start); waited >= notebookSettle {
+			return nil, nil, &NotebookUnsettledError{Path: p, Empty: len(m.Content) == 0, Waited: waited}
 		}
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
-		delay = min(2*delay, 100*time.Millisecond)
+		delay = min(2*delay, notebookMaxReread)
 	}
-	return readByServer(ctx, client, p)
 }
 
 // readByServer is the server's own notebook read.

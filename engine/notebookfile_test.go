@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
@@ -150,6 +151,25 @@ func TestNotebookReadsBesideSaves(t *testing.T) {
 		}
 	}
 	t.Logf("%d saves, %d reads beside them", saves-1, reads)
+
+	// What the text read leaves to the server's own read: a path that is
+	// not .ipynb (a file of notebook JSON stays a file), a missing file
+	// (its 404 as it is), a file that is not UTF-8.
+	if err := os.WriteFile(srv.Path(dir+"/nb.json"), gens[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m, nb, err := readNotebookFile(ctx, c, dir+"/nb.json"); err != nil || nb != nil || m.Type != "file" {
+		t.Errorf("nb.json: type %v, parsed %v, err %v; want the server's file model", m, nb != nil, err)
+	}
+	if _, _, err := readNotebookFile(ctx, c, dir+"/missing.ipynb"); !jupyter.IsNotFound(err) {
+		t.Errorf("missing.ipynb: %v, want a 404", err)
+	}
+	if err := os.WriteFile(srv.Path(dir+"/latin1.ipynb"), []byte("{\"cells\": \"\xe9\"}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readNotebookFile(ctx, c, dir+"/latin1.ipynb"); err == nil || !strings.Contains(err.Error(), "Unreadable Notebook") {
+		t.Errorf("latin1.ipynb: %v, want the server's own refusal", err)
+	}
 }
 
 // TestSavesBesideForeignReads inserts cells into a notebook while someone
