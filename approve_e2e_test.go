@@ -102,12 +102,5 @@ func TestApprovalEndToEnd(t *testing.T) {
 		t.Fatalf("the $EDITOR-edited call answered: %s", text)
 	}
 
-	tm.key("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for tm.alive() && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if tm.alive() {
-		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
-	}
+	tm.quit()
 }

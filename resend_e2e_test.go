@@ -64,12 +64,5 @@ func TestResendEndToEnd(t *testing.T) {
 		t.Fatalf("execute_code 3+3 answered %q", text)
 	}
 
-	tm.key("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for tm.alive() && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if tm.alive() {
-		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
-	}
+	tm.quit()
 }

@@ -80,20 +80,5 @@ func TestSearchEndToEnd(t *testing.T) {
 	tm.key("Enter")
 	tm.waitScreen(10*time.Second, "search cleared to show the call", "Calls 4 ━")
 
-	tm.key("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for tm.alive() && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if tm.alive() {
-		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
-	}
-	tm.kill()
-	deadline = time.Now().Add(15 * time.Second)
-	for len(leftovers(root, "tmux -L "+tm.socket+" ")) > 0 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if left := leftovers(root, "tmux -L "+tm.socket+" "); len(left) > 0 {
-		t.Fatalf("processes left behind: %q", left)
-	}
+	tm.quitLeavingNothing(root)
 }

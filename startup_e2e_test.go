@@ -41,17 +41,7 @@ func startStdio(t *testing.T, python string) *sdk.ClientSession {
 // succeeds.
 func TestStartupCallsWaitForJupyter(t *testing.T) {
 	t.Parallel()
-	py, err := jupyter.FindPython("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	gate := filepath.Join(dir, "gate")
-	gated := filepath.Join(dir, "python-gated")
-	script := "#!/bin/sh\nwhile [ ! -e '" + gate + "' ]; do sleep 0.05; done\nexec '" + py.Path + "' \"$@\"\n"
-	if err := os.WriteFile(gated, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	gate, gated := gatedPython(t)
 	cs := startStdio(t, gated)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -113,17 +103,8 @@ func TestStartupFailureIsNamed(t *testing.T) {
 // header says so no more. The MCP endpoint answers meanwhile.
 func TestWorkbenchHeaderWhileJupyterStarts(t *testing.T) {
 	needTmux(t)
-	py, err := jupyter.FindPython("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	gate := filepath.Join(dir, "gate")
-	gated := filepath.Join(dir, "python-gated")
-	script := "#!/bin/sh\nwhile [ ! -e '" + gate + "' ]; do sleep 0.05; done\nexec '" + py.Path + "' \"$@\"\n"
-	if err := os.WriteFile(gated, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	gate, gated := gatedPython(t)
+	dir := filepath.Dir(gate)
 	port, err := harness.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -182,4 +163,23 @@ func TestStartupDoesNotWaitForJupyterURL(t *testing.T) {
 	if text := harness.Text(res); !res.IsError || !strings.Contains(text, "Jupyter at "+url+" is not answering (connection refused)") {
 		t.Fatalf("list_kernels: %q", text)
 	}
+}
+
+// gatedPython writes a python that waits for the file gate to exist before
+// it runs Jupyter's Python: a managed Jupyter server started with it stays
+// starting until the test creates gate.
+func gatedPython(t *testing.T) (gate, gated string) {
+	t.Helper()
+	py, err := jupyter.FindPython("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gate = filepath.Join(dir, "gate")
+	gated = filepath.Join(dir, "python-gated")
+	script := "#!/bin/sh\nwhile [ ! -e '" + gate + "' ]; do sleep 0.05; done\nexec '" + py.Path + "' \"$@\"\n"
+	if err := os.WriteFile(gated, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return gate, gated
 }

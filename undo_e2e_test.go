@@ -75,19 +75,7 @@ func TestUndoEndToEnd(t *testing.T) {
 		t.Fatalf("_meta notices: %v", next.Meta)
 	}
 
-	tm.key("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for tm.alive() && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if tm.alive() {
-		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
-	}
-	tm.kill()
-	time.Sleep(500 * time.Millisecond)
-	if left := leftovers(root, "tmux -L "+tm.socket+" "); len(left) > 0 {
-		t.Fatalf("processes left behind: %q", left)
-	}
+	tm.quitLeavingNothing(root)
 }
 
 // waitAny waits until one of want is on the screen and returns the screen.

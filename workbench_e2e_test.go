@@ -104,6 +104,37 @@ func startTmux(t *testing.T, env []string, command string) *tmuxSession {
 	return s
 }
 
+// quit presses q and waits for the workbench to exit.
+func (s *tmuxSession) quit() {
+	s.t.Helper()
+	s.key("q")
+	deadline := time.Now().Add(20 * time.Second)
+	for s.alive() && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if s.alive() {
+		s.t.Fatalf("the workbench did not exit on q:\n%s", s.screen())
+	}
+}
+
+// quitLeavingNothing quits the workbench and checks that nothing it started
+// (the managed Jupyter server, its kernels) is left running under root.
+// The test's own tmux server was started with the workbench's command
+// line, root dir included: it is the test's, not the workbench's, and goes
+// with kill.
+func (s *tmuxSession) quitLeavingNothing(root string) {
+	s.t.Helper()
+	s.quit()
+	s.kill()
+	ignore := "tmux -L " + s.socket + " "
+	for deadline := time.Now().Add(15 * time.Second); len(leftovers(root, ignore)) > 0 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if left := leftovers(root, ignore); len(left) > 0 {
+		s.t.Fatalf("processes left behind: %q", left)
+	}
+}
+
 // kill ends the session's tmux server and whatever still runs in it.
 func (s *tmuxSession) kill() { _ = s.tmux("kill-server").Run() }
 
@@ -245,22 +276,7 @@ func TestWorkbenchEndToEnd(t *testing.T) {
 	}
 
 	// q quits; the managed Jupyter server and its kernels go with it.
-	tm.key("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for tm.alive() && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if tm.alive() {
-		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
-	}
-	// The test's own tmux server was started with the workbench's command
-	// line, root dir included: it is the test's, not the workbench's, and
-	// goes with kill.
-	tm.kill()
-	time.Sleep(500 * time.Millisecond)
-	if left := leftovers(root, "tmux -L "+tm.socket+" "); len(left) > 0 {
-		t.Fatalf("processes left behind: %q", left)
-	}
+	tm.quitLeavingNothing(root)
 }
 
 func TestAttachShowsStdioCalls(t *testing.T) {

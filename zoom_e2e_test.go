@@ -149,14 +149,7 @@ func TestWorkbenchZoomImageAndExportEndToEnd(t *testing.T) {
 	if strings.Count(scr, "▀") > 1000 {
 		t.Fatalf("the full-window image is still on screen:\n%s", scr)
 	}
-	tm.key("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for tm.alive() && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	if tm.alive() {
-		t.Fatalf("the workbench did not exit on q:\n%s", tm.screen())
-	}
+	tm.quit()
 }
 
 // sgr matches the colour and style sequences tmux writes in a capture.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,20 +221,14 @@ func watchers(t *testing.T, path string) int {
 // enough to carry its label.
 func watchersSettle(t *testing.T, what string, paths []string, want ...int) {
 	t.Helper()
-	var got []int
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		got = got[:0]
-		for _, p := range paths {
-			got = append(got, watchers(t, p))
+	pollUntil(t, fmt.Sprintf("the watchers %s to number %v", what, want), func() bool {
+		for i, p := range paths {
+			if watchers(t, p) != want[i] {
+				return false
+			}
 		}
-		if slices.Equal(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("watchers %s: %v, want %v", what, got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return true
+	})
 }
 
 // A notebook is watched while in use: unuse and Close stop its watcher,
