@@ -21,16 +21,15 @@ import (
 // puts the save's backup in its place, and the save (already answered as a
 // success) is lost or fails. Another process of ours saving the notebook,
 // or JupyterLab, is that save. So the file is read as text, which the server
-// hands over untouched, and parsed here; a text that is not whole JSON is
-// most likely a save under way (the file is empty from the moment the save
-// opens it until nbformat has serialised the notebook), and is read again.
+// hands over untouched, and parsed here.
 
-// A text that is not whole JSON is read again until it parses. It is a
-// file at rest, for the server to judge, once the file's modification time
-// is old by the server's own clock: a save changes that time as it writes,
-// but not while the file is empty (from the moment the save opens the file
-// until nbformat has checked and serialised the notebook, seconds for a
-// big one). A file that stays broken is given up after notebookSettle.
+// A text that is not whole JSON is most likely a save under way, and is
+// read again until it parses. It is a file at rest, for the server to
+// judge, once the file's modification time is old by the server's own
+// clock: a save changes that time as it writes, but not while the file is
+// empty (from the moment the save opens the file until nbformat has checked
+// and serialised the notebook, seconds for a big one). A file that stays
+// broken is given up after notebookSettle.
 const (
 	notebookSettle    = 5 * time.Second
 	brokenAtRest      = 2 * time.Second
