@@ -67,39 +67,15 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		}
 		defer ln.Close()
 	}
-	jupyterURL, jupyterToken := cfg.JupyterURL, cfg.JupyterToken
-	var managed *jupyter.Managed
-	if jupyterURL == "" {
-		root := cfg.RootDir
-		if root == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return err
-			}
-			root = wd
-		}
-		logger.Info("starting a managed Jupyter server", "root", root)
-		// The server is not waited for: the workbench draws and MCP answers
-		// at once, and calls that need Jupyter wait until it is up (or
-		// fail saying why it could not start).
-		m, err := jupyter.LaunchManaged(ctx, jupyter.ManagedOptions{
-			RootDir: root,
-			Python:  cfg.Python,
-			Log:     slogWriter{logger},
-			// The server's own kernel restarter stays on: without it
-			// jupyter_server never notices a kernel dying and nothing tells
-			// the websocket. The engine still reports the death (and the
-			// lost state) unless kernel.auto-restart is on.
-			Restart: true,
-		})
-		if err != nil {
-			return err
-		}
-		defer m.Stop()
-		managed = m
-		jupyterURL, jupyterToken = m.URL, m.Token
+	managed, err := startManaged(ctx, cfg, logger)
+	if err != nil {
+		return err
 	}
-
+	jupyterURL, jupyterToken := cfg.JupyterURL, cfg.JupyterToken
+	if managed != nil {
+		defer managed.Stop()
+		jupyterURL, jupyterToken = managed.URL, managed.Token
+	}
 	eng, err := engine.New(ctx, engine.Config{
 		JupyterURL:      jupyterURL,
 		JupyterToken:    jupyterToken,
@@ -122,62 +98,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	defer eng.Close()
 	eng.SetApproval(cfg.Approve, cfg.ApproveTimeout)
 	if managed == nil {
-		// A Jupyter server given by URL is checked beside the start-up,
-		// not before it: a far one would delay the first frame and the
-		// initialize answer, and calls say it is unreachable anyway.
-		go func() {
-			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			defer cancel()
-			if err := eng.CheckJupyter(cctx); err != nil && ctx.Err() == nil {
-				logger.Warn("the Jupyter server does not answer as it should; calls that need it will fail until it does", "err", err)
-			}
-		}()
-	}
-	if managed != nil {
-		// The engine hears of every state of the managed server: starting,
-		// up, failed to start; and a server that dies is started again at
-		// the same address, calls meanwhile failing at once saying so. The
-		// header shows each.
-		up, down := false, false
-		managed.OnState(func(st jupyter.ServerState) {
-			switch st.Phase {
-			case jupyter.PhaseStarting:
-			case jupyter.PhaseFailed:
-				logger.Error("the managed Jupyter server failed to start", "problem", st.Problem)
-			case jupyter.PhaseUp:
-				switch {
-				case !up:
-					up = true
-					logger.Info("the managed Jupyter server is up", "url", managed.URL, "python", managed.Python, "found", managed.PythonFrom)
-				case down:
-					down = false
-					logger.Info("the managed Jupyter server is back", "url", managed.URL)
-				}
-			default:
-				down = true
-				// Each attempt is announced with its delay, then again as
-				// it begins; one log line is enough.
-				if !st.Retry.IsZero() {
-					logger.Warn("the managed Jupyter server is down", "state", st.Phase, "attempt", st.Attempt, "cause", st.Cause, "problem", st.Problem)
-				}
-			}
-			eng.SetJupyterState(st)
-		})
-	}
-
-	// Building the MCP server (every tool's schemas) takes tens of
-	// milliseconds: the workbench does not wait for it (see lateHandler).
-	newServer := func() *mcp.Server {
-		return mcp.New(eng, mcp.Options{
-			Version:        version,
-			Images:         cfg.Images,
-			Logger:         logger,
-			SessionTimeout: cfg.SessionTimeout,
-			MaxSessions:    cfg.MaxSessions,
-			MaxBodyBytes:   cfg.MaxBody,
-			// The guard (httpHandler) checks the Host header.
-			HostsCheckedInFront: true,
-		})
+		go checkJupyter(ctx, eng, logger)
+	} else {
+		followManaged(managed, eng, logger)
 	}
 
 	// The MCP token is chosen before the recorder starts so that a
@@ -198,74 +121,171 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		defer stopRec()
 	}
 
+	// Building the MCP server (every tool's schemas) takes tens of
+	// milliseconds: the workbench does not wait for it (see lateHandler).
+	newServer := func() *mcp.Server {
+		return mcp.New(eng, mcp.Options{
+			Version:        version,
+			Images:         cfg.Images,
+			Logger:         logger,
+			SessionTimeout: cfg.SessionTimeout,
+			MaxSessions:    cfg.MaxSessions,
+			MaxBodyBytes:   cfg.MaxBody,
+			// The guard (httpHandler) checks the Host header.
+			HostsCheckedInFront: true,
+		})
+	}
 	info := observe.HeaderInfo{JupyterURL: eng.JupyterURL(), Version: version}
-	switch transport(cfg) {
-	case "stdio":
-		info.Mode = "stdio"
-		if addr := cfg.Feed; addr != "" {
-			stopFeed, err := startFeed(ctx, eng, info, addr, logger)
-			if err != nil {
-				logger.Warn("live feed not started", "err", err)
-			} else {
-				defer stopFeed()
-			}
-		}
-		// A signal ending the session (ctx done) is a clean end, like the
-		// host closing stdin: exit 0 once everything is shut down.
-		if err := newServer().RunStdio(ctx); err != nil && ctx.Err() == nil {
-			return err
-		}
-		return nil
-	default:
-		info.Mode = "streamable-http"
-		late := &lateHandler{ready: make(chan struct{})}
-		handler, err := httpHandler(cfg, late, token, logger)
+	if transport(cfg) == "stdio" {
+		return serveStdio(ctx, cfg, eng, info, newServer, logger)
+	}
+	return serveHTTP(ctx, cfg, ln, eng, info, token, newServer, logger)
+}
+
+// startManaged starts the managed Jupyter server when no --jupyter-url was
+// given (nil otherwise), rooted at --root-dir or the working directory. The
+// server is not waited for: the workbench draws and MCP answers at once,
+// and calls that need Jupyter wait until it is up (or fail saying why it
+// could not start).
+func startManaged(ctx context.Context, cfg *config, logger *slog.Logger) (*jupyter.Managed, error) {
+	if cfg.JupyterURL != "" {
+		return nil, nil
+	}
+	root := cfg.RootDir
+	if root == "" {
+		wd, err := os.Getwd()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		// The person resends calls (r) as the workbench's own MCP session,
-		// through this server like any client's: its caller is set once the
-		// server is built (until then, a resend says it cannot be made).
-		var wc *mcp.WorkbenchCaller
-		go func() {
-			srv := newServer()
-			if workbenchMode(cfg) {
-				wc = srv.WorkbenchCaller()
-				eng.SetWorkbenchCaller(wc)
+		root = wd
+	}
+	logger.Info("starting a managed Jupyter server", "root", root)
+	return jupyter.LaunchManaged(ctx, jupyter.ManagedOptions{
+		RootDir: root,
+		Python:  cfg.Python,
+		Log:     slogWriter{logger},
+		// The server's own kernel restarter stays on: without it
+		// jupyter_server never notices a kernel dying and nothing tells
+		// the websocket. The engine still reports the death (and the lost
+		// state) unless kernel.auto-restart is on.
+		Restart: true,
+	})
+}
+
+// checkJupyter checks a Jupyter server given by URL beside the start-up, not
+// before it: a far one would delay the first frame and the initialize
+// answer, and calls say it is unreachable anyway.
+func checkJupyter(ctx context.Context, eng *engine.Engine, logger *slog.Logger) {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := eng.CheckJupyter(cctx); err != nil && ctx.Err() == nil {
+		logger.Warn("the Jupyter server does not answer as it should; calls that need it will fail until it does", "err", err)
+	}
+}
+
+// followManaged tells the engine of every state of the managed server:
+// starting, up, failed to start; and a server that dies is started again at
+// the same address, calls meanwhile failing at once saying so. The header
+// shows each; the log gets one line per change.
+func followManaged(managed *jupyter.Managed, eng *engine.Engine, logger *slog.Logger) {
+	up, down := false, false
+	managed.OnState(func(st jupyter.ServerState) {
+		switch st.Phase {
+		case jupyter.PhaseStarting:
+		case jupyter.PhaseFailed:
+			logger.Error("the managed Jupyter server failed to start", "problem", st.Problem)
+		case jupyter.PhaseUp:
+			switch {
+			case !up:
+				up = true
+				logger.Info("the managed Jupyter server is up", "url", managed.URL, "python", managed.Python, "found", managed.PythonFrom)
+			case down:
+				down = false
+				logger.Info("the managed Jupyter server is back", "url", managed.URL)
 			}
-			late.h = srv.HTTPHandler()
-			close(late.ready)
-		}()
-		info.Endpoint = "http://" + ln.Addr().String() + "/mcp"
-		info.Token = token
-		httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-		errc := make(chan error, 1)
-		go func() { errc <- httpSrv.Serve(ln) }()
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			defer cancel()
-			httpSrv.Shutdown(sctx)
-		}()
+		default:
+			down = true
+			// Each attempt is announced with its delay, then again as it
+			// begins; one log line is enough.
+			if !st.Retry.IsZero() {
+				logger.Warn("the managed Jupyter server is down", "state", st.Phase, "attempt", st.Attempt, "cause", st.Cause, "problem", st.Problem)
+			}
+		}
+		eng.SetJupyterState(st)
+	})
+}
+
+// serveStdio serves MCP on stdin/stdout, with the live feed for attach when
+// --feed asks for it, until the host closes stdin or ctx ends.
+func serveStdio(ctx context.Context, cfg *config, eng *engine.Engine, info observe.HeaderInfo, newServer func() *mcp.Server, logger *slog.Logger) error {
+	info.Mode = "stdio"
+	if addr := cfg.Feed; addr != "" {
+		stopFeed, err := startFeed(ctx, eng, info, addr, logger)
+		if err != nil {
+			logger.Warn("live feed not started", "err", err)
+		} else {
+			defer stopFeed()
+		}
+	}
+	// A signal ending the session (ctx done) is a clean end, like the host
+	// closing stdin: exit 0 once everything is shut down.
+	if err := newServer().RunStdio(ctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// serveHTTP serves MCP over streamable HTTP on ln, with the workbench in
+// this terminal when workbenchMode says so, until ctx ends.
+func serveHTTP(ctx context.Context, cfg *config, ln net.Listener, eng *engine.Engine, info observe.HeaderInfo, token string, newServer func() *mcp.Server, logger *slog.Logger) error {
+	info.Mode = "streamable-http"
+	late := &lateHandler{ready: make(chan struct{})}
+	handler, err := httpHandler(cfg, late, token, logger)
+	if err != nil {
+		return err
+	}
+	// The person resends calls (r) as the workbench's own MCP session,
+	// through this server like any client's: its caller is set once the
+	// server is built (until then, a resend says it cannot be made).
+	var wc *mcp.WorkbenchCaller
+	go func() {
+		srv := newServer()
 		if workbenchMode(cfg) {
-			defer func() {
-				<-late.ready
-				wc.Close()
-			}()
-			return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme, ImageProtocol: cfg.ImageProtocol})
+			wc = srv.WorkbenchCaller()
+			eng.SetWorkbenchCaller(wc)
 		}
-		shown := token
-		if from := cfg.origin(&cfg.MCPToken).from; from != "default" {
-			// The user chose this token; it may be reused elsewhere and
-			// end up in CI logs, so only a generated one is printed whole.
-			shown = secret.Mask(token) + " (from " + from + ")"
-		}
-		fmt.Fprintf(os.Stderr, "MCP endpoint: %s\nBearer token: %s\n", info.Endpoint, shown)
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-errc:
-			return err
-		}
+		late.h = srv.HTTPHandler()
+		close(late.ready)
+	}()
+	info.Endpoint = "http://" + ln.Addr().String() + "/mcp"
+	info.Token = token
+	httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		httpSrv.Shutdown(sctx)
+	}()
+	if workbenchMode(cfg) {
+		defer func() {
+			<-late.ready
+			wc.Close()
+		}()
+		return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme, ImageProtocol: cfg.ImageProtocol})
+	}
+	shown := token
+	if from := cfg.origin(&cfg.MCPToken).from; from != "default" {
+		// The user chose this token; it may be reused elsewhere and end up
+		// in CI logs, so only a generated one is printed whole.
+		shown = secret.Mask(token) + " (from " + from + ")"
+	}
+	fmt.Fprintf(os.Stderr, "MCP endpoint: %s\nBearer token: %s\n", info.Endpoint, shown)
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		return err
 	}
 }
 
