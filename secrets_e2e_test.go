@@ -6,10 +6,11 @@ package main
 // JUPYTER_TOKEN and other option variables set.
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,11 +20,7 @@ import (
 func TestChildrenDoNotInheritOurSecrets(t *testing.T) {
 	bin := harness.Binary(t)
 	root := t.TempDir()
-	cfg, err := parseConfig(nil, env(nil), &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours := cfg.envNames()
+	ours := optionVariables(t, bin)
 	cmd := exec.Command(bin, "--transport", "stdio", "--feed", "", "--root-dir", root)
 	cmd.Env = append(os.Environ(), "PYDEVD_DISABLE_FILE_VALIDATION=1",
 		"MCP_TOKEN=secret-mcp-token", "JUPYTER_TOKEN=secret-jupyter-token",
@@ -62,4 +59,29 @@ func TestChildrenDoNotInheritOurSecrets(t *testing.T) {
 	call(t, cs, "launch_sandbox", map[string]any{"sandbox_name": "envbox", "variant": "eval"})
 	call(t, cs, "use_sandbox", map[string]any{"sandbox_name": "envbox"})
 	check("eval sandbox", harness.Text(call(t, cs, "execute_code", map[string]any{"code": show})))
+}
+
+// optionLine is an option of --help: "  --name   VARIABLE   default ...".
+var optionLine = regexp.MustCompile(`(?m)^  --[a-z0-9-]+ +([A-Z][A-Z0-9_]*) +default `)
+
+// optionVariables lists the environment variables of bin's options, as its
+// --help prints them: the same list the binary scrubs before it starts a
+// child. The variables this test sets must be among them, or a change to
+// the help's layout would leave the test checking nothing.
+func optionVariables(t *testing.T, bin string) []string {
+	t.Helper()
+	out, err := exec.Command(bin, "--help").Output()
+	if err != nil {
+		t.Fatalf("%s --help: %v", bin, err)
+	}
+	var names []string
+	for _, m := range optionLine.FindAllStringSubmatch(string(out), -1) {
+		names = append(names, m[1])
+	}
+	for _, want := range []string{"MCP_TOKEN", "JUPYTER_TOKEN", "MCP_BIND", "LOG_LEVEL", "EXECUTION_TIMEOUT"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("--help names no option variable %s (found %q): has its layout changed?", want, names)
+		}
+	}
+	return names
 }
