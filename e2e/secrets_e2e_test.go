@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The secrets and options we are started with never reach code we run for
 // the agent: a kernel (started by the managed Jupyter server) and an eval

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of --record with the real binary: whichever way a run
 // ends (the host closing stdin, SIGTERM, SIGINT, q in the workbench, or a

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of `replay --against`: a recording made by this build
 // with a real client replays clean against it, and one whose result was

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of the binary as a person uses it: the workbench running
 // in a real terminal (tmux) against a real managed Jupyter server, driven by
