@@ -77,21 +77,3 @@ func TestUndoEndToEnd(t *testing.T) {
 
 	tm.quitLeavingNothing(root)
 }
-
-// waitAny waits until one of want is on the screen and returns the screen.
-func (s *tmuxSession) waitAny(timeout time.Duration, want ...string) string {
-	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var scr string
-	for time.Now().Before(deadline) {
-		scr = s.screen()
-		for _, w := range want {
-			if strings.Contains(scr, w) {
-				return scr
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	s.t.Fatalf("screen never showed any of %q; last screen:\n%s", want, scr)
-	return ""
-}

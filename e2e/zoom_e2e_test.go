@@ -154,18 +154,3 @@ func TestWorkbenchZoomImageAndExportEndToEnd(t *testing.T) {
 
 // sgr matches the colour and style sequences tmux writes in a capture.
 var sgr = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
-
-// waitFor waits until ok holds for the screen, and returns that screen.
-func waitFor(t *testing.T, tm *tmuxSession, timeout time.Duration, what string, ok func(string) bool) string {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	scr := tm.screen()
-	for !ok(scr) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s; the screen shows:\n%s", timeout, what, scr)
-		}
-		time.Sleep(200 * time.Millisecond)
-		scr = tm.screen()
-	}
-	return scr
-}
