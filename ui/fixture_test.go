@@ -212,7 +212,7 @@ func keys(m Model, ks ...string) Model {
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	got += "\n"
-	path := filepath.Join("..", "testdata", "golden", name+".golden")
+	path := filepath.Join("testdata", "golden", name+".golden")
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
