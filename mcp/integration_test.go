@@ -195,7 +195,7 @@ func TestToolsListOverTheWire(t *testing.T) {
 		}
 		// What goes over the wire is what the snapshot holds.
 		got, _ := json.MarshalIndent(tool, "", "  ")
-		want, err := os.ReadFile(filepath.Join("..", "testdata", "toolsnaps", tool.Name+".snap"))
+		want, err := os.ReadFile(filepath.Join("testdata", "toolsnaps", tool.Name+".snap"))
 		if err != nil {
 			t.Errorf("%s: %v", tool.Name, err)
 			continue

@@ -158,7 +158,7 @@ func toolSnapshot(t *testing.T, d *toolDef) []byte {
 // under testdata/toolsnaps. Regenerate with
 // UPDATE_TOOLSNAPS=1 go test ./mcp -run TestToolSnapshots.
 func TestToolSnapshots(t *testing.T) {
-	dir := filepath.Join("..", "testdata", "toolsnaps")
+	dir := filepath.Join("testdata", "toolsnaps")
 	update := os.Getenv("UPDATE_TOOLSNAPS") == "1"
 	if update {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
