@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-const testdataDir = "../../testdata/notebooks"
+const testdataDir = "testdata"
 
 // TestRoundTripJupyterFiles checks that notebooks written by nbformat itself
 // come back byte for byte after Parse and Marshal.

@@ -2,7 +2,7 @@
 
 Run with the Python that has Jupyter installed:
 
-    /usr/bin/python3 testdata/notebooks/generate.py
+    /usr/bin/python3 engine/notebook/testdata/generate.py
 
 Every file is written by nbformat itself, so the tests can demand that our
 writer reproduces it byte for byte.
