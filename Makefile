@@ -13,7 +13,7 @@ GORELEASER := $(shell $(GO) env GOPATH 2>/dev/null)/bin/goreleaser
 export PATH := $(PATH):/usr/local/go/bin:$(shell $(GO) env GOPATH 2>/dev/null)/bin
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: build run test bench lint staticcheck fmt golden snaps tidy-check install jupyter interop toolref fuzz cross
+.PHONY: build run test e2e bench lint staticcheck fmt golden snaps tidy-check install jupyter interop toolref fuzz cross
 .PHONY: release-check goreleaser
 
 build:
@@ -28,10 +28,15 @@ install:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DESTDIR)$(PREFIX)/bin/jupyter-mcp-server .
 
 # Every test, including the integration tests against a real Jupyter server
-# that the tests start themselves.
+# that the tests start themselves and the end-to-end tests in e2e/.
 test: jupyter
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+# Only the end-to-end tests: the built binary driven over stdio, HTTP and a
+# real terminal (tmux). `make test` runs them too.
+e2e: jupyter
+	$(GO) test -race -count=1 -timeout 15m ./e2e
 
 # Makes sure Jupyter is there: installs it from Debian's packages when we are
 # root on Debian/Ubuntu, otherwise says how.
@@ -41,6 +46,7 @@ jupyter:
 bench: build jupyter
 	$(GO) run ./bench -out bench.json
 
+# go vet, staticcheck and gofmt: each must be clean.
 lint: staticcheck
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
@@ -65,9 +71,11 @@ staticcheck:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
+# Rewrite the workbench goldens under ui/testdata/golden.
 golden:
-	$(GO) test ./ui/... -update
+	$(GO) test ./ui -count=1 -update
 
+# Rewrite the tool definition snapshots under mcp/testdata/toolsnaps.
 snaps:
 	UPDATE_TOOLSNAPS=1 $(GO) test ./mcp -run TestToolSnapshots -count=1
 
