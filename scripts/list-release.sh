@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Lists the archives a goreleaser snapshot left in dist/ and checks them: one
-# per release target, each holding the binary, README.md and LICENSE, and
-# checksums.txt matching them all. Run by `make release-check`.
+# per release target, each holding the binary, README.md, LICENSE and the
+# docs/ the README links, and checksums.txt matching them all. Run by
+# `make release-check`.
 set -euo pipefail
+docs=$(cd "$(dirname "$0")/.." && ls docs/*.md)
 cd "${1:-dist}"
 
 targets="linux_amd64 linux_arm64 darwin_amd64 darwin_arm64 windows_amd64"
@@ -24,7 +26,7 @@ for t in $targets; do
 	else
 		files=$(tar tzf "$a")
 	fi
-	for f in "$bin" README.md LICENSE; do
+	for f in "$bin" README.md LICENSE $docs; do
 		if ! grep -qx "$f" <<<"$files"; then
 			echo "missing: $a holds no $f"
 			bad=1
