@@ -1,3 +1,8 @@
+// Package contract is what replay --against compares: it reads the calls of
+// a --record file, gives each the arguments to replay it with (recorded ids
+// mapped to the replay's), normalizes what differs between two runs of the
+// same calls (ids, times, execution counts, sizes, temporary paths) and
+// lists the fields in which an answer differs from the recorded one.
 package contract
 
 import (
