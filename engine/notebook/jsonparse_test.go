@@ -29,6 +29,24 @@ import (
 // encoding/json decodes it to U+FFFD, so values are compared on valid UTF-8
 // only.
 
+// testNotebooks are the notebooks under testdata, nbformat's own files.
+func testNotebooks(tb testing.TB) [][]byte {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(testdataDir, "*.ipynb"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no notebooks in %s (%v)", testdataDir, err)
+	}
+	var out [][]byte
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, data)
+	}
+	return out
+}
+
 // jsonTokens lists the document's tokens in order as encoding/json's
 // Decoder reads them: delimiters, object keys and values, numbers as their
 // literal text.
@@ -184,15 +202,7 @@ func TestParseJSONAgainstEncodingJSON(t *testing.T) {
 	for _, s := range jsonSeeds {
 		checkAgainstEncodingJSON(t, []byte(s))
 	}
-	files, _ := filepath.Glob(filepath.Join(testdataDir, "*.ipynb"))
-	if len(files) == 0 {
-		t.Fatalf("no notebooks in %s", testdataDir)
-	}
-	for _, p := range files {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, data := range testNotebooks(t) {
 		checkAgainstEncodingJSON(t, data)
 	}
 	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
@@ -207,12 +217,7 @@ func TestParseJSONAgainstEncodingJSON(t *testing.T) {
 // accept or both refuse (but for the documented differences), and what is
 // accepted reads as the same values.
 func FuzzParseJSON(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(testdataDir, "*.ipynb"))
-	for _, p := range files {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range testNotebooks(f) {
 		f.Add(data)
 	}
 	for _, s := range jsonSeeds {

@@ -541,12 +541,7 @@ func TestBigNotebookRoundTrip(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(testdataDir, "*.ipynb"))
-	for _, p := range files {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range testNotebooks(f) {
 		f.Add(data)
 	}
 	for _, s := range []string{
