@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
 
@@ -54,7 +55,7 @@ type CallStart struct {
 // it would do (preview, nil when the call has none). mcp makes one per call
 // when the client can be asked. It returns when the person answered, or
 // with an error when ctx ended or the client failed.
-type AskClient func(ctx context.Context, preview *CallPreview) (ClientAnswer, error)
+type AskClient func(ctx context.Context, preview *event.CallPreview) (ClientAnswer, error)
 
 // ClientAnswer is what the person using the client answered.
 type ClientAnswer struct {
@@ -65,7 +66,7 @@ type ClientAnswer struct {
 
 // CallOutcome describes how a call ended. It is published as EvCallFinished.
 type CallOutcome struct {
-	Status        CallStatus
+	Status        event.CallStatus
 	Text          string
 	Structured    json.RawMessage
 	Meta          json.RawMessage
@@ -102,14 +103,14 @@ const maxReasonBytes = 500
 
 // callRegistry tracks running and held calls, pause and approval state.
 type callRegistry struct {
-	bus *Bus
+	bus *event.Bus
 
 	// jupyterURL, when set, fills ServerEvent.JupyterURL in the state
 	// events the registry publishes.
 	jupyterURL func() string
 	// jupyterState, when set, fills the managed Jupyter server's state in
 	// those events.
-	jupyterState func(*ServerEvent)
+	jupyterState func(*event.ServerEvent)
 	// undoable, when set, says whether a call's changes are kept for
 	// undo (undo.go), for EvCallFinished.
 	undoable func(id string) bool
@@ -121,22 +122,22 @@ type callRegistry struct {
 	mode    string
 	timeout time.Duration
 	uis     int
-	allowed map[AllowedTool]bool // tools allowed per session (Verdict.ForSession)
+	allowed map[event.AllowedTool]bool // tools allowed per session (Verdict.ForSession)
 }
 
 // call is one registered tool call.
 type call struct {
-	info     CallEvent // as it started
+	info     event.CallEvent // as it started
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
-	status   CallStatus
+	status   event.CallStatus
 	approval chan decision // set while held for approval
 	ask      AskClient     // asks the person at the client (CallStart.Ask)
 	client   string        // the calling client's name, for the texts
 	asking   bool          // held while the client is asked, not a workbench
 
 	runsCode bool
-	preview  func(context.Context) *CallPreview // nil: no preview
+	preview  func(context.Context) *event.CallPreview // nil: no preview
 	check    func(json.RawMessage) (json.RawMessage, error)
 	edited   json.RawMessage // arguments a person edited and allowed
 }
@@ -163,19 +164,13 @@ type Verdict struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-// AllowedTool is a tool a person allowed for one session from now on.
-type AllowedTool struct {
-	Session string `json:"session"`
-	Tool    string `json:"tool"`
-}
-
-func newCallRegistry(bus *Bus) *callRegistry {
+func newCallRegistry(bus *event.Bus) *callRegistry {
 	return &callRegistry{
 		bus:     bus,
 		calls:   map[string]*call{},
 		mode:    ApproveOff,
 		timeout: DefaultApprovalTimeout,
-		allowed: map[AllowedTool]bool{},
+		allowed: map[event.AllowedTool]bool{},
 	}
 }
 
@@ -184,7 +179,7 @@ func newCallRegistry(bus *Bus) *callRegistry {
 // holds everything: failing safe beats running a destructive call no one
 // was asked about.
 func (r *callRegistry) needsApproval(cl *call) bool {
-	if r.allowed[AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}] {
+	if r.allowed[event.AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}] {
 		return false
 	}
 	switch r.mode {
@@ -199,17 +194,17 @@ func (r *callRegistry) needsApproval(cl *call) bool {
 	}
 }
 
-func (r *callRegistry) publishCall(t EventType, ce CallEvent) {
-	r.bus.Publish(Event{Type: t, Call: &ce})
+func (r *callRegistry) publishCall(t event.EventType, ce event.CallEvent) {
+	r.bus.Publish(event.Event{Type: t, Call: &ce})
 }
 
 // stateLocked is the server state; r.mu must be held.
-func (r *callRegistry) stateLocked() ServerEvent {
-	st := ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
+func (r *callRegistry) stateLocked() event.ServerEvent {
+	st := event.ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
 	for a := range r.allowed {
 		st.Allowed = append(st.Allowed, a)
 	}
-	slices.SortFunc(st.Allowed, func(a, b AllowedTool) int {
+	slices.SortFunc(st.Allowed, func(a, b event.AllowedTool) int {
 		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Session, b.Session))
 	})
 	if r.jupyterURL != nil {
@@ -225,7 +220,7 @@ func (r *callRegistry) publishState() {
 	r.mu.Lock()
 	st := r.stateLocked()
 	r.mu.Unlock()
-	r.bus.Publish(Event{Type: EvServerState, Server: &st})
+	r.bus.Publish(event.Event{Type: event.EvServerState, Server: &st})
 }
 
 // BeginCall registers a call: it publishes EvCallStarted, waits while new
@@ -250,7 +245,7 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 	// undone (undo.go).
 	cctx, cancel := context.WithCancelCause(withCallIdentity(ctx, &callIdentity{id: c.ID, tool: c.Tool, session: c.Session, at: started}))
 	cl := &call{
-		info: CallEvent{
+		info: event.CallEvent{
 			ID:          c.ID,
 			Session:     c.Session,
 			Tool:        c.Tool,
@@ -258,19 +253,19 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 			Destructive: c.Destructive,
 			Editable:    c.Check != nil,
 			ResendOf:    c.ResendOf,
-			Status:      CallRunning,
+			Status:      event.CallRunning,
 			Started:     started,
 		},
 		ctx:      cctx,
 		cancel:   cancel,
-		status:   CallRunning,
+		status:   event.CallRunning,
 		ask:      c.Ask,
 		runsCode: c.RunsCode,
 		check:    c.Check,
 	}
 	if c.Preview != nil {
 		req, session := c.Preview, c.Session
-		cl.preview = func(ctx context.Context) *CallPreview {
+		cl.preview = func(ctx context.Context) *event.CallPreview {
 			p := e.Preview(ctx, session, req())
 			return &p
 		}
@@ -286,16 +281,16 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 	}
 	r.calls[c.ID] = cl
 	r.mu.Unlock()
-	r.publishCall(EvCallStarted, cl.info)
+	r.publishCall(event.EvCallStarted, cl.info)
 
 	var once sync.Once
 	finish := func(o CallOutcome) {
 		once.Do(func() { r.finish(cl, o) })
 	}
 	if err := r.admit(cctx, cl); err != nil {
-		st := CallDenied
+		st := event.CallDenied
 		if !errors.Is(err, errNoWorkbench) && !errors.Is(err, errNoApprover) && cctx.Err() != nil {
-			st = CallCancelled
+			st = event.CallCancelled
 		}
 		finish(CallOutcome{Status: st, Error: err.Error()})
 		return cctx, func(CallOutcome) {}, err
@@ -336,7 +331,7 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 		wait := r.resumed
 		first := !held
 		held = true
-		cl.status = CallHeld
+		cl.status = event.CallHeld
 		r.mu.Unlock()
 		if first {
 			r.hold(cl, "paused: waiting for new calls to be resumed")
@@ -349,7 +344,7 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	}
 	// r.mu is held here.
 	if !r.needsApproval(cl) {
-		cl.status = CallRunning
+		cl.status = event.CallRunning
 		r.mu.Unlock()
 		if held {
 			r.progress(cl, "resumed")
@@ -363,12 +358,12 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	}
 	ch := make(chan decision, 1)
 	cl.approval = ch
-	cl.status = CallHeld
+	cl.status = event.CallHeld
 	cl.asking = viaClient
 	timeout := r.timeout
 	r.mu.Unlock()
 
-	var preview *CallPreview
+	var preview *event.CallPreview
 	if cl.preview != nil {
 		preview = cl.preview(ctx)
 	}
@@ -403,7 +398,7 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	cl.approval = nil
 	cl.asking = false
 	if d.allow {
-		cl.status = CallRunning
+		cl.status = event.CallRunning
 		cl.edited = d.args
 		if d.args != nil {
 			// The timeline and a recording show what runs, not what the
@@ -439,7 +434,7 @@ func (cl *call) person() string {
 // askThrough asks the person at the client and delivers the decision on the
 // returned channel, which is buffered so that an answer nobody waits for
 // any more (the workbench decided, the timeout struck) is dropped.
-func askThrough(ctx context.Context, cl *call, preview *CallPreview) <-chan decision {
+func askThrough(ctx context.Context, cl *call, preview *event.CallPreview) <-chan decision {
 	out := make(chan decision, 1)
 	go func() {
 		a, err := cl.ask(ctx, preview)
@@ -483,12 +478,12 @@ func cancelError(ctx context.Context) error {
 func (r *callRegistry) hold(cl *call, why string) { r.holdWith(cl, why, nil) }
 
 // holdWith publishes EvCallHeld with what the call would do.
-func (r *callRegistry) holdWith(cl *call, why string, p *CallPreview) {
+func (r *callRegistry) holdWith(cl *call, why string, p *event.CallPreview) {
 	ce := cl.info
-	ce.Status = CallHeld
+	ce.Status = event.CallHeld
 	ce.Progress = why
 	ce.Preview = p
-	r.publishCall(EvCallHeld, ce)
+	r.publishCall(event.EvCallHeld, ce)
 }
 
 func (r *callRegistry) progress(cl *call, note string) {
@@ -497,7 +492,7 @@ func (r *callRegistry) progress(cl *call, note string) {
 	ce.Status = cl.status
 	r.mu.Unlock()
 	ce.Progress = note
-	r.publishCall(EvCallProgress, ce)
+	r.publishCall(event.EvCallProgress, ce)
 }
 
 // finish publishes the outcome and forgets the call.
@@ -514,11 +509,11 @@ func (r *callRegistry) finish(cl *call, o CallOutcome) {
 	if ce.Status == "" {
 		switch {
 		case cancelled:
-			ce.Status = CallCancelled
+			ce.Status = event.CallCancelled
 		case o.IsError || o.Error != "":
-			ce.Status = CallError
+			ce.Status = event.CallError
 		default:
-			ce.Status = CallOK
+			ce.Status = event.CallOK
 		}
 	}
 	ce.Text = o.Text
@@ -535,7 +530,7 @@ func (r *callRegistry) finish(cl *call, o CallOutcome) {
 	if r.undoable != nil {
 		ce.Undoable = r.undoable(ce.ID)
 	}
-	r.publishCall(EvCallFinished, ce)
+	r.publishCall(event.EvCallFinished, ce)
 }
 
 // CallProgress publishes a progress note for a running call.
@@ -659,7 +654,7 @@ func (e *Engine) Settle(id string, v Verdict) error {
 	}
 	allowed := false
 	if v.Allow && v.ForSession {
-		a := AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}
+		a := event.AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}
 		allowed = !r.allowed[a]
 		r.allowed[a] = true
 		// The same tool's other held calls from that session go too.
@@ -731,12 +726,12 @@ func (e *Engine) AttachUI() (detach func()) {
 // (sessions.go) and publishes EvSessionOpened.
 func (e *Engine) SessionOpened(id, client string) {
 	e.sessionStarted(id, client)
-	e.calls.bus.Publish(Event{Type: EvSessionOpened, Session: &SessionEvent{ID: id, Client: client}})
+	e.calls.bus.Publish(event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: id, Client: client}})
 }
 
 // ServerState returns the pause and approval state as last published in
 // EvServerState, for a workbench that starts watching late.
-func (e *Engine) ServerState() ServerEvent {
+func (e *Engine) ServerState() event.ServerEvent {
 	r := e.calls
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 // askStub is the person at the client: it records that it was asked and
 // answers what the test tells it to, or waits for the context.
 type askStub struct {
-	asked    chan *CallPreview
+	asked    chan *event.CallPreview
 	answer   chan askReply
 	returned chan struct{} // one value per ask that returned
 }
@@ -22,10 +23,10 @@ type askReply struct {
 }
 
 func newAskStub() *askStub {
-	return &askStub{asked: make(chan *CallPreview, 1), answer: make(chan askReply, 1), returned: make(chan struct{}, 1)}
+	return &askStub{asked: make(chan *event.CallPreview, 1), answer: make(chan askReply, 1), returned: make(chan struct{}, 1)}
 }
 
-func (s *askStub) ask(ctx context.Context, preview *CallPreview) (ClientAnswer, error) {
+func (s *askStub) ask(ctx context.Context, preview *event.CallPreview) (ClientAnswer, error) {
 	defer func() { s.returned <- struct{}{} }()
 	s.asked <- preview
 	select {
@@ -72,8 +73,8 @@ func TestCallApprovalThroughClient(t *testing.T) {
 			h.e.SetApproval(ApproveDestructive, tt.timeout)
 			stub := newAskStub()
 			res := h.beginAsync(context.Background(), CallStart{ID: "x", Session: "s1", Tool: "delete_cell", Destructive: true, Ask: stub.ask})
-			held := h.next(t, EvCallHeld).Call
-			if held.Status != CallHeld || held.Progress != "waiting for approval from the person using host-x 2.0, asked through their MCP client" {
+			held := h.next(t, event.EvCallHeld).Call
+			if held.Status != event.CallHeld || held.Progress != "waiting for approval from the person using host-x 2.0, asked through their MCP client" {
 				t.Errorf("held = %+v", held)
 			}
 			select {
@@ -100,11 +101,11 @@ func TestCallApprovalThroughClient(t *testing.T) {
 				if r.err != nil {
 					t.Fatalf("BeginCall = %v", r.err)
 				}
-				if p := h.next(t, EvCallProgress).Call; p.Status != CallRunning || p.Progress != "allowed" {
+				if p := h.next(t, event.EvCallProgress).Call; p.Status != event.CallRunning || p.Progress != "allowed" {
 					t.Errorf("after approval: %+v", p)
 				}
 				r.finish(CallOutcome{Text: "done"})
-				if f := h.next(t, EvCallFinished).Call; f.Status != CallOK {
+				if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallOK {
 					t.Errorf("finished %+v", f)
 				}
 				return
@@ -112,11 +113,11 @@ func TestCallApprovalThroughClient(t *testing.T) {
 			if r.err == nil || !IsUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
 				t.Fatalf("BeginCall error = %v, want a UserError with %q", r.err, tt.wantErr)
 			}
-			want := CallDenied
+			want := event.CallDenied
 			if strings.Contains(tt.wantErr, "cancelled") {
-				want = CallCancelled
+				want = event.CallCancelled
 			}
-			if f := h.next(t, EvCallFinished).Call; f.Status != want || f.Error != r.err.Error() {
+			if f := h.next(t, event.EvCallFinished).Call; f.Status != want || f.Error != r.err.Error() {
 				t.Errorf("finished %+v, want status %s", f, want)
 			}
 		})
@@ -134,7 +135,7 @@ func TestCallApprovalWithoutAskOrHold(t *testing.T) {
 		!strings.Contains(r.err.Error(), "does not support elicitation") {
 		t.Fatalf("BeginCall = %v", r.err)
 	}
-	if f := h.next(t, EvCallFinished).Call; f.Status != CallDenied {
+	if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallDenied {
 		t.Errorf("finished %+v", f)
 	}
 
@@ -159,7 +160,7 @@ func TestDetachLeavesClientAskedCalls(t *testing.T) {
 	h.e.SetApproval(ApproveAll, time.Hour)
 	stub := newAskStub()
 	res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "t", Ask: stub.ask})
-	h.next(t, EvCallHeld)
+	h.next(t, event.EvCallHeld)
 	<-stub.asked
 	h.e.AttachUI()()
 	select {
@@ -190,7 +191,7 @@ func TestClientCancelWhileAsked(t *testing.T) {
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("BeginCall = %v", r.err)
 	}
-	if f := h.next(t, EvCallFinished).Call; f.Status != CallCancelled {
+	if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallCancelled {
 		t.Errorf("finished %+v", f)
 	}
 }

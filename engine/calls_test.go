@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"strings"
 	"testing"
 	"time"
@@ -13,19 +14,19 @@ import (
 // to its bus.
 type callHarness struct {
 	e   *Engine
-	sub *Subscription
+	sub *event.Subscription
 }
 
 func newCallHarness(t *testing.T) *callHarness {
 	t.Helper()
-	bus := NewBus()
+	bus := event.NewBus()
 	h := &callHarness{e: &Engine{calls: newCallRegistry(bus)}, sub: bus.Subscribe(1000)}
 	t.Cleanup(h.sub.Close)
 	return h
 }
 
 // next returns the next event of one of the given types, skipping others.
-func (h *callHarness) next(t *testing.T, types ...EventType) Event {
+func (h *callHarness) next(t *testing.T, types ...event.EventType) event.Event {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
@@ -43,7 +44,7 @@ func (h *callHarness) next(t *testing.T, types ...EventType) Event {
 }
 
 // none checks that no event of the given types arrives for a short while.
-func (h *callHarness) none(t *testing.T, types ...EventType) {
+func (h *callHarness) none(t *testing.T, types ...event.EventType) {
 	t.Helper()
 	deadline := time.After(50 * time.Millisecond)
 	for {
@@ -95,13 +96,13 @@ func TestCallLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := h.next(t, EvCallStarted).Call
+	started := h.next(t, event.EvCallStarted).Call
 	if started.ID != "c1" || started.Session != "s1" || started.Tool != "read_cell" || string(started.Args) != string(args) ||
-		started.Status != CallRunning || started.Started.IsZero() {
+		started.Status != event.CallRunning || started.Started.IsZero() {
 		t.Errorf("started = %+v", started)
 	}
 	h.e.CallProgress("c1", "halfway")
-	if p := h.next(t, EvCallProgress).Call; p.Progress != "halfway" || p.Status != CallRunning || p.Tool != "read_cell" {
+	if p := h.next(t, event.EvCallProgress).Call; p.Progress != "halfway" || p.Status != event.CallRunning || p.Tool != "read_cell" {
 		t.Errorf("progress = %+v", p)
 	}
 	h.e.CallProgress("unknown", "ignored")
@@ -114,13 +115,13 @@ func TestCallLifecycle(t *testing.T) {
 	}
 	finish(out)
 	finish(CallOutcome{Text: "second"}) // ignored
-	f := h.next(t, EvCallFinished).Call
-	if f.Status != CallOK || f.Text != "text" || string(f.Structured) != `{"kind":"x"}` || string(f.Meta) != `{"m":1}` ||
+	f := h.next(t, event.EvCallFinished).Call
+	if f.Status != event.CallOK || f.Text != "text" || string(f.Structured) != `{"kind":"x"}` || string(f.Meta) != `{"m":1}` ||
 		f.SchemaOK == nil || !*f.SchemaOK || f.SchemaProblem != "none" || f.CellID != "abc" || f.Notebook != "nb" ||
 		f.Images != 2 || f.Duration < 2*time.Millisecond || f.Tool != "read_cell" || f.Session != "s1" {
 		t.Errorf("finished = %+v", f)
 	}
-	h.none(t, EvCallFinished)
+	h.none(t, event.EvCallFinished)
 	if ctx.Err() == nil {
 		t.Error("the call context is still live after finish")
 	}
@@ -135,13 +136,13 @@ func TestCallFinishStatus(t *testing.T) {
 		name   string
 		cancel bool
 		out    CallOutcome
-		want   CallStatus
+		want   event.CallStatus
 	}{
-		{"ok", false, CallOutcome{}, CallOK},
-		{"tool error", false, CallOutcome{IsError: true}, CallError},
-		{"protocol error", false, CallOutcome{Error: "boom"}, CallError},
-		{"explicit", false, CallOutcome{Status: CallDenied}, CallDenied},
-		{"cancelled in workbench", true, CallOutcome{Error: "context canceled"}, CallCancelled},
+		{"ok", false, CallOutcome{}, event.CallOK},
+		{"tool error", false, CallOutcome{IsError: true}, event.CallError},
+		{"protocol error", false, CallOutcome{Error: "boom"}, event.CallError},
+		{"explicit", false, CallOutcome{Status: event.CallDenied}, event.CallDenied},
+		{"cancelled in workbench", true, CallOutcome{Error: "context canceled"}, event.CallCancelled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,7 +162,7 @@ func TestCallFinishStatus(t *testing.T) {
 				}
 			}
 			finish(tt.out)
-			if got := h.next(t, EvCallFinished).Call.Status; got != tt.want {
+			if got := h.next(t, event.EvCallFinished).Call.Status; got != tt.want {
 				t.Errorf("status %s, want %s", got, tt.want)
 			}
 		})
@@ -198,13 +199,13 @@ func TestCallPause(t *testing.T) {
 		name    string
 		release func(h *callHarness, cancel context.CancelFunc)
 		wantErr func(error) bool
-		status  CallStatus // of EvCallFinished when refused
+		status  event.CallStatus // of EvCallFinished when refused
 	}{
 		{"resume", func(h *callHarness, _ context.CancelFunc) { h.e.SetPaused(false) }, nil, ""},
 		{"cancelled in workbench", func(h *callHarness, _ context.CancelFunc) { _ = h.e.CancelCall("p") },
-			func(err error) bool { return IsUserError(err) && strings.Contains(err.Error(), "cancelled") }, CallCancelled},
+			func(err error) bool { return IsUserError(err) && strings.Contains(err.Error(), "cancelled") }, event.CallCancelled},
 		{"client gave up", func(_ *callHarness, cancel context.CancelFunc) { cancel() },
-			func(err error) bool { return errors.Is(err, context.Canceled) }, CallCancelled},
+			func(err error) bool { return errors.Is(err, context.Canceled) }, event.CallCancelled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,7 +213,7 @@ func TestCallPause(t *testing.T) {
 			h := newCallHarness(t)
 			h.e.SetPaused(true)
 			h.e.SetPaused(true) // no second state event
-			if st := h.next(t, EvServerState).Server; !st.Paused || st.ApprovalMode != ApproveOff {
+			if st := h.next(t, event.EvServerState).Server; !st.Paused || st.ApprovalMode != ApproveOff {
 				t.Errorf("state = %+v", st)
 			}
 			if !h.e.ServerState().Paused {
@@ -221,8 +222,8 @@ func TestCallPause(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			res := h.beginAsync(ctx, CallStart{ID: "p", Tool: "insert_cell"})
-			h.next(t, EvCallStarted)
-			if held := h.next(t, EvCallHeld).Call; held.Status != CallHeld || !strings.Contains(held.Progress, "paused") {
+			h.next(t, event.EvCallStarted)
+			if held := h.next(t, event.EvCallHeld).Call; held.Status != event.CallHeld || !strings.Contains(held.Progress, "paused") {
 				t.Errorf("held = %+v", held)
 			}
 			select {
@@ -236,11 +237,11 @@ func TestCallPause(t *testing.T) {
 				if r.err != nil {
 					t.Fatalf("BeginCall = %v", r.err)
 				}
-				if p := h.next(t, EvCallProgress).Call; p.Status != CallRunning || p.Progress != "resumed" {
+				if p := h.next(t, event.EvCallProgress).Call; p.Status != event.CallRunning || p.Progress != "resumed" {
 					t.Errorf("after resume: %+v", p)
 				}
 				r.finish(CallOutcome{})
-				if f := h.next(t, EvCallFinished).Call; f.Status != CallOK {
+				if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallOK {
 					t.Errorf("finished %+v", f)
 				}
 				return
@@ -249,10 +250,10 @@ func TestCallPause(t *testing.T) {
 				t.Fatalf("BeginCall error = %v", r.err)
 			}
 			r.finish(CallOutcome{}) // a no-op after a refusal
-			if f := h.next(t, EvCallFinished).Call; f.Status != tt.status || f.Error == "" {
+			if f := h.next(t, event.EvCallFinished).Call; f.Status != tt.status || f.Error == "" {
 				t.Errorf("finished %+v", f)
 			}
-			h.none(t, EvCallFinished)
+			h.none(t, event.EvCallFinished)
 		})
 	}
 }
@@ -297,17 +298,17 @@ func TestCallApproval(t *testing.T) {
 			t.Parallel()
 			h := newCallHarness(t)
 			h.e.SetApproval(tt.mode, tt.timeout)
-			if st := h.next(t, EvServerState).Server; st.ApprovalMode != tt.mode || st.Paused {
+			if st := h.next(t, event.EvServerState).Server; st.ApprovalMode != tt.mode || st.Paused {
 				t.Errorf("state = %+v", st)
 			}
 			if tt.ui {
 				defer h.e.AttachUI()()
 			}
 			res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "delete_cell", Destructive: tt.destructive})
-			h.next(t, EvCallStarted)
+			h.next(t, event.EvCallStarted)
 			if tt.held {
-				held := h.next(t, EvCallHeld).Call
-				if held.Status != CallHeld || !strings.Contains(held.Progress, "approval") || held.Destructive != tt.destructive {
+				held := h.next(t, event.EvCallHeld).Call
+				if held.Status != event.CallHeld || !strings.Contains(held.Progress, "approval") || held.Destructive != tt.destructive {
 					t.Errorf("held = %+v", held)
 				}
 				if tt.act != nil {
@@ -320,14 +321,14 @@ func TestCallApproval(t *testing.T) {
 					t.Fatalf("BeginCall = %v", r.err)
 				}
 				if tt.held {
-					if p := h.next(t, EvCallProgress).Call; p.Status != CallRunning || p.Progress != "allowed" {
+					if p := h.next(t, event.EvCallProgress).Call; p.Status != event.CallRunning || p.Progress != "allowed" {
 						t.Errorf("after approval: %+v", p)
 					}
 				} else {
-					h.none(t, EvCallHeld)
+					h.none(t, event.EvCallHeld)
 				}
 				r.finish(CallOutcome{Text: "done"})
-				if f := h.next(t, EvCallFinished).Call; f.Status != CallOK || f.Text != "done" {
+				if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallOK || f.Text != "done" {
 					t.Errorf("finished %+v", f)
 				}
 				return
@@ -335,14 +336,14 @@ func TestCallApproval(t *testing.T) {
 			if r.err == nil || !IsUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
 				t.Fatalf("BeginCall error = %v, want a UserError with %q", r.err, tt.wantErr)
 			}
-			ev := h.next(t, EvCallHeld, EvCallFinished)
-			if ev.Type != EvCallFinished {
+			ev := h.next(t, event.EvCallHeld, event.EvCallFinished)
+			if ev.Type != event.EvCallFinished {
 				t.Fatalf("got %s before the call finished", ev.Type)
 			}
 			f := ev.Call
-			want := CallDenied
+			want := event.CallDenied
 			if strings.Contains(tt.wantErr, "cancelled") {
-				want = CallCancelled
+				want = event.CallCancelled
 			}
 			if f.Status != want || f.Error != r.err.Error() {
 				t.Errorf("finished %+v, want status %s", f, want)
@@ -361,7 +362,7 @@ func TestDetachDeniesHeldCalls(t *testing.T) {
 	detach1 := h.e.AttachUI()
 	detach2 := h.e.AttachUI()
 	res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "t"})
-	h.next(t, EvCallHeld)
+	h.next(t, event.EvCallHeld)
 	detach1()
 	detach1() // once only: the second workbench still counts
 	select {
@@ -398,7 +399,7 @@ func TestSessionOpened(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.SessionOpened("s9", "claude-code 1.0")
-	if s := h.next(t, EvSessionOpened).Session; s.ID != "s9" || s.Client != "claude-code 1.0" {
+	if s := h.next(t, event.EvSessionOpened).Session; s.ID != "s9" || s.Client != "claude-code 1.0" {
 		t.Errorf("session = %+v", s)
 	}
 }
@@ -407,7 +408,7 @@ func TestSessionClosedIsPublished(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.SessionClosed("s9")
-	if s := h.next(t, EvSessionClosed).Session; s == nil || s.ID != "s9" {
+	if s := h.next(t, event.EvSessionClosed).Session; s == nil || s.ID != "s9" {
 		t.Errorf("session = %+v", s)
 	}
 }

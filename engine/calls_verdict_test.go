@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"strings"
 	"testing"
 	"time"
@@ -11,11 +12,11 @@ import (
 
 // heldCall starts call id on h (mode all, a workbench attached by the
 // caller) and waits until it is held, returning the held event.
-func heldCall(t *testing.T, h *callHarness, c CallStart) (<-chan beginResult, *CallEvent) {
+func heldCall(t *testing.T, h *callHarness, c CallStart) (<-chan beginResult, *event.CallEvent) {
 	t.Helper()
 	res := h.beginAsync(context.Background(), c)
-	h.next(t, EvCallStarted)
-	return res, h.next(t, EvCallHeld).Call
+	h.next(t, event.EvCallStarted)
+	return res, h.next(t, event.EvCallHeld).Call
 }
 
 func TestDenyWithReason(t *testing.T) {
@@ -32,7 +33,7 @@ func TestDenyWithReason(t *testing.T) {
 	if r.err == nil || !IsUserError(r.err) || r.err.Error() != want {
 		t.Fatalf("error = %v, want %q", r.err, want)
 	}
-	if f := h.next(t, EvCallFinished).Call; f.Status != CallDenied || f.Error != want {
+	if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallDenied || f.Error != want {
 		t.Fatalf("finished %+v", f)
 	}
 }
@@ -41,7 +42,7 @@ func TestAllowForSession(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.SetApproval(ApproveAll, time.Hour)
-	h.next(t, EvServerState)
+	h.next(t, event.EvServerState)
 	defer h.e.AttachUI()()
 
 	// Two held calls to the same tool from one session, one from another.
@@ -58,8 +59,8 @@ func TestAllowForSession(t *testing.T) {
 		}
 		r.finish(CallOutcome{})
 	}
-	st := h.next(t, EvServerState).Server
-	if len(st.Allowed) != 1 || st.Allowed[0] != (AllowedTool{Session: "s1", Tool: "execute_code"}) {
+	st := h.next(t, event.EvServerState).Server
+	if len(st.Allowed) != 1 || st.Allowed[0] != (event.AllowedTool{Session: "s1", Tool: "execute_code"}) {
 		t.Fatalf("allowed = %+v", st.Allowed)
 	}
 	// The other session's call is still held; a later call of s1 is not.
@@ -73,14 +74,14 @@ func TestAllowForSession(t *testing.T) {
 		t.Fatal(r.err)
 	}
 	r.finish(CallOutcome{})
-	h.none(t, EvCallHeld)
+	h.none(t, event.EvCallHeld)
 	if got := h.e.ServerState().Allowed; len(got) != 1 {
 		t.Fatalf("ServerState().Allowed = %+v", got)
 	}
 
 	// Revoked: held again.
 	h.e.RevokeAllowed()
-	if st := h.next(t, EvServerState).Server; len(st.Allowed) != 0 {
+	if st := h.next(t, event.EvServerState).Server; len(st.Allowed) != 0 {
 		t.Fatalf("after revoke: %+v", st.Allowed)
 	}
 	resV, _ := heldCall(t, h, CallStart{ID: "v", Session: "s1", Tool: "execute_code"})
@@ -106,7 +107,7 @@ func TestApproveExecuteHoldsOnlyCode(t *testing.T) {
 		t.Fatalf("a destructive call that runs no code was held or refused: %v", r.err)
 	}
 	r.finish(CallOutcome{})
-	h.none(t, EvCallHeld)
+	h.none(t, event.EvCallHeld)
 	res, held := heldCall(t, h, CallStart{ID: "c", Tool: "execute_code", RunsCode: true})
 	if held.ID != "c" {
 		t.Fatalf("held %+v", held)
@@ -162,7 +163,7 @@ func TestEditHeldCall(t *testing.T) {
 	}
 	// What the workbench shows and a recording keeps is what ran: the
 	// edited arguments (secrets redacted), marked as edited.
-	p := h.next(t, EvCallProgress).Call
+	p := h.next(t, event.EvCallProgress).Call
 	if !strings.Contains(p.Progress, "edited") || !p.Edited || string(p.Args) != `{"code":"print(2)","checked":true}` {
 		t.Fatalf("progress %+v", p)
 	}
@@ -170,7 +171,7 @@ func TestEditHeldCall(t *testing.T) {
 		t.Fatalf("checker called %d times", len(checked))
 	}
 	r.finish(CallOutcome{})
-	if f := h.next(t, EvCallFinished).Call; !f.Edited || string(f.Args) != `{"code":"print(2)","checked":true}` {
+	if f := h.next(t, event.EvCallFinished).Call; !f.Edited || string(f.Args) != `{"code":"print(2)","checked":true}` {
 		t.Fatalf("finished %+v", f)
 	}
 
@@ -183,11 +184,11 @@ func TestEditHeldCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = wait(t, res)
-	if p := h.next(t, EvCallProgress).Call; strings.Contains(string(p.Args), "s3cr3t") || !strings.Contains(string(p.Args), "print(3)") {
+	if p := h.next(t, event.EvCallProgress).Call; strings.Contains(string(p.Args), "s3cr3t") || !strings.Contains(string(p.Args), "print(3)") {
 		t.Fatalf("edited arguments shown as %s", p.Args)
 	}
 	r.finish(CallOutcome{})
-	h.next(t, EvCallFinished)
+	h.next(t, event.EvCallFinished)
 
 	// A call without a checker cannot be edited; one allowed as it came
 	// has no edited arguments.
@@ -235,9 +236,9 @@ func TestAttachUIPublishesState(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.SetApproval(ApproveExecute, time.Hour)
-	h.next(t, EvServerState)
+	h.next(t, event.EvServerState)
 	defer h.e.AttachUI()()
-	if st := h.next(t, EvServerState).Server; st.ApprovalMode != ApproveExecute {
+	if st := h.next(t, event.EvServerState).Server; st.ApprovalMode != ApproveExecute {
 		t.Fatalf("state on attach = %+v", st)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
-
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -134,7 +134,7 @@ func (e *Engine) InsertCell(ctx context.Context, session, name string, index int
 		return NotebookInfo{}, CellInfo{}, err
 	}
 	var out CellInfo
-	err = e.mutate(ctx, d, session, index != -1, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	err = e.mutate(ctx, d, session, index != -1, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		n := len(nb.Cells)
 		at := index
 		if at == -1 {
@@ -146,7 +146,7 @@ func (e *Engine) InsertCell(ctx context.Context, session, name string, index int
 		c := nb.NewCell(cellType, source)
 		nb.Cells = slices.Insert(nb.Cells, at, c)
 		out = cellInfo(at, c)
-		return []NotebookEvent{{Op: OpInsert, Index: at, Cells: []CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
+		return []event.NotebookEvent{{Op: event.OpInsert, Index: at, Cells: []event.CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, err
@@ -175,7 +175,7 @@ func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, 
 		return NotebookInfo{}, SourceChange{}, err
 	}
 	var sc SourceChange
-	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		i, err := resolveCell(nb, d.name, ref, RoleCell)
 		if err != nil {
 			return nil, err
@@ -187,7 +187,7 @@ func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, 
 		}
 		c := setSource(nb, i, source)
 		sc = SourceChange{Cell: cellInfo(i, c), OldSource: old, Diff: cellDiff(i, old, source), Replacements: 1}
-		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
+		return []event.NotebookEvent{{Op: event.OpEdit, Index: i, Cells: []event.CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, SourceChange{}, err
@@ -223,7 +223,7 @@ func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref C
 		return NotebookInfo{}, SourceChange{}, &EditError{Problem: EditSame}
 	}
 	var sc SourceChange
-	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		i, err := resolveCell(nb, d.name, ref, RoleCell)
 		if err != nil {
 			return nil, err
@@ -244,7 +244,7 @@ func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref C
 		}
 		nc := setSource(nb, i, src)
 		sc = SourceChange{Cell: cellInfo(i, nc), OldSource: c.Source, Diff: cellDiff(i, c.Source, src), Replacements: n}
-		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, nc)}}}, nil
+		return []event.NotebookEvent{{Op: event.OpEdit, Index: i, Cells: []event.CellSnapshot{e.snapshotCell(d.name, nc)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, SourceChange{}, err
@@ -264,7 +264,7 @@ func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices 
 		return NotebookInfo{}, nil, &NoCellError{Several: true}
 	}
 	var deleted []CellInfo
-	err = e.mutate(ctx, d, session, len(ids) == 0, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	err = e.mutate(ctx, d, session, len(ids) == 0, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		positions := make([]int, 0, max(len(ids), len(indices)))
 		seen := map[int]bool{}
 		if len(ids) > 0 {
@@ -305,7 +305,7 @@ func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices 
 		}
 		clear(nb.Cells[len(kept):])
 		nb.Cells = kept
-		return []NotebookEvent{{Op: OpDelete, Index: slices.Min(positions), CellIDs: removed}}, nil
+		return []event.NotebookEvent{{Op: event.OpDelete, Index: slices.Min(positions), CellIDs: removed}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, nil, err
@@ -323,7 +323,7 @@ func (e *Engine) MoveCell(ctx context.Context, session, name string, src, dst Ce
 	}
 	var moved CellInfo
 	var from int
-	err = e.mutate(ctx, d, session, src.ID == "" || dst.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	err = e.mutate(ctx, d, session, src.ID == "" || dst.ID == "", func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		var err error
 		from, err = resolveCell(nb, d.name, src, RoleSource)
 		if err != nil {
@@ -340,7 +340,7 @@ func (e *Engine) MoveCell(ctx context.Context, session, name string, src, dst Ce
 		}
 		nb.Cells = slices.Delete(nb.Cells, from, from+1)
 		nb.Cells = slices.Insert(nb.Cells, to, c)
-		return []NotebookEvent{{Op: OpMove, Index: to, From: from, Cells: []CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
+		return []event.NotebookEvent{{Op: event.OpMove, Index: to, From: from, Cells: []event.CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, 0, err
@@ -355,7 +355,7 @@ func (e *Engine) ClearCellOutput(ctx context.Context, session, name string, ref 
 		return NotebookInfo{}, CellInfo{}, err
 	}
 	var out CellInfo
-	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		i, err := resolveCell(nb, d.name, ref, RoleCell)
 		if err != nil {
 			return nil, err
@@ -373,7 +373,7 @@ func (e *Engine) ClearCellOutput(ctx context.Context, session, name string, ref 
 		nc.ExecutionCount = nil
 		nb.Cells[i] = &nc
 		out = cellInfo(i, &nc)
-		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, &nc)}}}, nil
+		return []event.NotebookEvent{{Op: event.OpClearOutput, Index: i, Cells: []event.CellSnapshot{e.snapshotCell(d.name, &nc)}}}, nil
 	})
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, err

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
@@ -186,7 +187,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 	info := e.infoLocked(d, session)
 	e.mu.Unlock()
 
-	e.publish(Event{Type: EvNotebookOpened, Notebook: &NotebookEvent{
+	e.publish(event.Event{Type: event.EvNotebookOpened, Notebook: &event.NotebookEvent{
 		Name: name, Path: p, KernelID: k.id, Session: session, Cells: e.snapshotCells(name, nb.Cells),
 	}})
 	if upgraded {
@@ -196,7 +197,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 		// edit would hand out new ones, breaking every id the agent
 		// holds. Saved as any change is, under the save lock: another
 		// process may be saving the file (mutate reloads it then).
-		if err := e.mutate(ctx, d, session, false, func(*notebook.Notebook) ([]NotebookEvent, error) { return nil, nil }); err != nil {
+		if err := e.mutate(ctx, d, session, false, func(*notebook.Notebook) ([]event.NotebookEvent, error) { return nil, nil }); err != nil {
 			e.log.Warn("saving the cell ids given to a notebook on loading", "path", p, "err", err)
 		}
 	}
@@ -307,7 +308,7 @@ func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 	// need not wait for it (a use of this very kernel waits in
 	// acquireKernel).
 	shut := e.releaseKernel(d.kernel)
-	e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{
+	e.publish(event.Event{Type: event.EvNotebookClosed, Notebook: &event.NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Session: session,
 	}})
 	return Unused{Name: d.name, Path: d.path, KernelID: d.kernel.id, KernelShutDown: shut, Others: others}, nil
@@ -356,7 +357,7 @@ func (e *Engine) SessionClosed(session string) {
 		e.sandboxes.sessionClosed(session)
 	}
 	// The workbench's session count goes down with it.
-	e.calls.bus.Publish(Event{Type: EvSessionClosed, Session: &SessionEvent{ID: session}})
+	e.calls.bus.Publish(event.Event{Type: event.EvSessionClosed, Session: &event.SessionEvent{ID: session}})
 }
 
 // lookup resolves a notebook name for a session (see Notebook).
@@ -420,7 +421,7 @@ var errNoChange = errors.New("no change")
 // replace its entries, but must never modify a *notebook.Cell in place (they
 // are shared with readers). It returns the events to publish once the change
 // is saved; mutate fills in their notebook, path, kernel and session.
-type change func(nb *notebook.Notebook) ([]NotebookEvent, error)
+type change func(nb *notebook.Notebook) ([]event.NotebookEvent, error)
 
 // syncFromDisk reloads the document when its file changed on disk since we
 // last read or wrote it. The caller holds d.writeMu.
@@ -451,8 +452,8 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 	d.mu.Unlock()
 	e.log.Info("notebook changed on disk; reloaded", "notebook", d.name, "path", d.path)
 	outside := e.noteOutsideEdit(d, old, nb, full.LastModified)
-	e.publish(Event{Type: EvNotebookChanged, Notebook: &NotebookEvent{
-		Name: d.name, Path: d.path, KernelID: d.kernel.id, Op: OpReload, Session: session,
+	e.publish(event.Event{Type: event.EvNotebookChanged, Notebook: &event.NotebookEvent{
+		Name: d.name, Path: d.path, KernelID: d.kernel.id, Op: event.OpReload, Session: session,
 		Cells: e.snapshotCells(d.name, nb.Cells),
 	}})
 	if outside != nil {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
@@ -114,7 +115,7 @@ type Engine struct {
 
 	cfg  Config
 	log  *slog.Logger
-	bus  *Bus
+	bus  *event.Bus
 	caps []Capability
 
 	// useMu serializes the calls that add or drop notebooks and kernels
@@ -195,7 +196,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	bus := NewBus()
+	bus := event.NewBus()
 	e := &Engine{
 		cfg:     cfg,
 		log:     log,
@@ -273,7 +274,7 @@ func (e *Engine) CheckJupyter(ctx context.Context) error {
 }
 
 // Bus is the engine's event bus.
-func (e *Engine) Bus() *Bus { return e.bus }
+func (e *Engine) Bus() *event.Bus { return e.bus }
 
 // JupyterURL is the base URL of the Jupyter server in use (no token).
 func (e *Engine) JupyterURL() string { return e.jupyterClient().BaseURL() }
@@ -286,7 +287,7 @@ func (e *Engine) jupyterClient() *jupyter.Client {
 }
 
 // publish hands an event to the bus.
-func (e *Engine) publish(ev Event) { e.bus.Publish(ev) }
+func (e *Engine) publish(ev event.Event) { e.bus.Publish(ev) }
 
 // CellRef addresses a cell: by ID when ID is set (the id wins), else by
 // Index. Neither set is an error naming both arguments.

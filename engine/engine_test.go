@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
@@ -502,21 +503,21 @@ func testEvents(t *testing.T, f *fixture) {
 	checkNoError(t, "insert", err)
 	_, _, err = e.EditCellSource(ctx, "s", "", CellRef{ID: c.ID}, "hello", "bye", false)
 	checkNoError(t, "edit", err)
-	want := []NotebookOp{"open", OpInsert, OpEdit}
-	var got []NotebookOp
+	want := []event.NotebookOp{"open", event.OpInsert, event.OpEdit}
+	var got []event.NotebookOp
 	timeout := time.After(10 * time.Second)
 	for len(got) < len(want) {
 		select {
 		case ev := <-sub.C():
 			switch ev.Type {
-			case EvNotebookOpened:
+			case event.EvNotebookOpened:
 				got = append(got, "open")
-			case EvNotebookChanged:
+			case event.EvNotebookChanged:
 				got = append(got, ev.Notebook.Op)
 				if ev.Notebook.Name != "nb" || ev.Notebook.Session != "s" || len(ev.Notebook.Cells) != 1 || ev.Notebook.Cells[0].ID != c.ID {
 					t.Errorf("event: %+v", ev.Notebook)
 				}
-				if ev.Notebook.Op == OpEdit && ev.Notebook.Cells[0].Source != "bye" {
+				if ev.Notebook.Op == event.OpEdit && ev.Notebook.Cells[0].Source != "bye" {
 					t.Errorf("edit event source %q", ev.Notebook.Cells[0].Source)
 				}
 			}

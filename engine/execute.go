@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
@@ -118,7 +119,7 @@ func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref Cell
 	)
 	// Clearing the outputs before a run is not kept for undo: the run's
 	// outputs follow it at once.
-	err = e.mutate(withoutUndo(ctx), d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	err = e.mutate(withoutUndo(ctx), d, session, ref.ID == "", func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		i, err := resolveCell(nb, d.name, ref, RoleCell)
 		if err != nil {
 			return nil, err
@@ -138,7 +139,7 @@ func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref Cell
 		nc.Outputs = []notebook.Output{}
 		nc.ExecutionCount = nil
 		nb.Cells[i] = &nc
-		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, &nc)}}}, nil
+		return []event.NotebookEvent{{Op: event.OpClearOutput, Index: i, Cells: []event.CellSnapshot{e.snapshotCell(d.name, &nc)}}}, nil
 	})
 	if err != nil {
 		return ExecResult{}, err
@@ -314,7 +315,7 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 	k.execs[x] = struct{}{}
 	e.mu.Unlock()
 	e.execs.Add(1)
-	e.publish(Event{Type: EvExecStarted, Exec: &ExecEvent{
+	e.publish(event.Event{Type: event.EvExecStarted, Exec: &event.ExecEvent{
 		ID: x.id, Notebook: x.docName(), CellID: cellID, KernelID: k.id, CallID: x.callID, Code: code,
 	}})
 	close(x.ready)
@@ -582,7 +583,7 @@ func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 	if x.doc != nil {
 		x.doc.doneRunning(x)
 	}
-	x.e.publish(Event{Type: EvExecFinished, Exec: &ExecEvent{
+	x.e.publish(event.Event{Type: event.EvExecFinished, Exec: &event.ExecEvent{
 		ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID,
 		Status: status, Elapsed: time.Since(x.started),
 	}})
@@ -648,7 +649,7 @@ func (x *execution) flush() {
 	count := x.count
 	v := x.version
 	x.mu.Unlock()
-	err := x.e.mutate(context.Background(), x.doc, "", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	err := x.e.mutate(context.Background(), x.doc, "", false, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		i := nb.IndexOf(x.cellID)
 		if i < 0 || !x.doc.owns(x) {
 			return nil, errNoChange
@@ -657,7 +658,7 @@ func (x *execution) flush() {
 		nc.Outputs = outs
 		nc.ExecutionCount = count
 		nb.Cells[i] = &nc
-		return []NotebookEvent{{Op: OpOutput, Index: i, Cells: []CellSnapshot{x.e.snapshotCell(x.doc.name, &nc)}}}, nil
+		return []event.NotebookEvent{{Op: event.OpOutput, Index: i, Cells: []event.CellSnapshot{x.e.snapshotCell(x.doc.name, &nc)}}}, nil
 	})
 	if err != nil {
 		x.e.log.Warn("saving the outputs of a running cell", "notebook", x.doc.name, "cell", x.cellID, "err", err)
@@ -686,7 +687,7 @@ func (x *execution) handle(m jupyter.Message) {
 	if x.startFailed {
 		return
 	}
-	var snap *OutputSnapshot
+	var snap *event.OutputSnapshot
 	x.mu.Lock()
 	if x.ended {
 		// Abandoned, and the kernel spoke after all: the result is out.
@@ -768,7 +769,7 @@ func (x *execution) handle(m jupyter.Message) {
 	}
 	x.mu.Unlock()
 	if snap != nil {
-		x.e.publish(Event{Type: EvExecOutput, Exec: &ExecEvent{
+		x.e.publish(event.Event{Type: event.EvExecOutput, Exec: &event.ExecEvent{
 			ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID, Output: snap,
 		}})
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
@@ -53,7 +54,7 @@ type pendingChange struct {
 	// Set by the group's leader (under writeMu) before finished closes.
 	err     error
 	applied bool
-	events  []NotebookEvent
+	events  []event.NotebookEvent
 	undo    *undoRecord // what reverts it (undo.go), kept once saved
 
 	lead     chan struct{} // closed when this call must lead the next group
@@ -252,7 +253,7 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 		for i := range p.events {
 			ev := p.events[i]
 			ev.Name, ev.Path, ev.KernelID, ev.Session = d.name, d.path, d.kernel.id, p.session
-			e.publish(Event{Type: EvNotebookChanged, Notebook: &ev})
+			e.publish(event.Event{Type: event.EvNotebookChanged, Notebook: &ev})
 		}
 	}
 	return group, nil
@@ -263,7 +264,7 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 // handler panicked: the leader runs other calls' changes, and a panic
 // carried out of the group would leave the notebook's writer held and the
 // group's other calls waiting for ever.
-func (e *Engine) applyChange(d *document, p *pendingChange, nb *notebook.Notebook) (events []NotebookEvent, err error) {
+func (e *Engine) applyChange(d *document, p *pendingChange, nb *notebook.Notebook) (events []event.NotebookEvent, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.log.Error("panic in a change to a notebook (server bug)", "notebook", d.name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))

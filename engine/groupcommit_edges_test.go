@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
@@ -74,7 +75,7 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 	errs := queueThenRun(t, d, nil,
 		insert(ctx, "b"),
 		func() error {
-			return e.mutate(ctx, d, "s", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+			return e.mutate(ctx, d, "s", false, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 				nb.Cells = append(nb.Cells, nb.NewCell(notebook.Code, "half"))
 				return nil, refused
 			})
@@ -93,7 +94,7 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 	errs = queueThenRun(t, d, nil,
 		insert(ctx, "p1"),
 		func() error {
-			return e.mutate(ctx, d, "s", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+			return e.mutate(ctx, d, "s", false, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 				nb.Cells = append(nb.Cells, nb.NewCell(notebook.Code, "panicked"))
 				var cells []*notebook.Cell
 				_ = cells[len(nb.Cells)] // index out of range

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
@@ -74,7 +75,7 @@ func testGroupCommit(t *testing.T, f *fixture) {
 	sc := &saveCounter{path: "/api/contents/" + f.path("group.ipynb")}
 	d.client, err = jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: sc}})
 	checkNoError(t, "client", err)
-	sub := e.Bus().SubscribeTo(256, EvNotebookChanged)
+	sub := e.Bus().SubscribeTo(256, event.EvNotebookChanged)
 	defer sub.Close()
 
 	// group runs the calls at once while the notebook's writer is held, so
@@ -168,7 +169,7 @@ func testGroupCommit(t *testing.T, f *fixture) {
 		for {
 			select {
 			case ev := <-sub.C():
-				if ev.Notebook.Op != OpInsert {
+				if ev.Notebook.Op != event.OpInsert {
 					t.Errorf("event %s", ev.Notebook.Op)
 				}
 				for _, c := range ev.Notebook.Cells {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 )
@@ -30,12 +31,12 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 	}
 	sub := e.Bus().Subscribe(64)
 	defer sub.Close()
-	nextState := func() ServerEvent {
+	nextState := func() event.ServerEvent {
 		t.Helper()
 		for {
 			select {
 			case ev := <-sub.C():
-				if ev.Type == EvServerState {
+				if ev.Type == event.EvServerState {
 					return *ev.Server
 				}
 			case <-ctx.Done():
@@ -73,5 +74,15 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 	// The insert refused during the outage left nothing behind.
 	if _, cells, err := e.ReadNotebook(ctx, "s", "", 0, 0); err != nil || len(cells) != 1 {
 		t.Fatalf("ReadNotebook when up again: %d cells, %v", len(cells), err)
+	}
+}
+
+// The header's words for the managed server's phases are the supervisor's
+// own (engine/event does not import engine/jupyter).
+func TestJupyterPhaseWords(t *testing.T) {
+	t.Parallel()
+	if event.JupyterStarting != string(jupyter.PhaseStarting) || event.JupyterFailed != string(jupyter.PhaseFailed) {
+		t.Errorf("event.JupyterStarting %q, JupyterFailed %q; the phases are %q and %q",
+			event.JupyterStarting, event.JupyterFailed, jupyter.PhaseStarting, jupyter.PhaseFailed)
 	}
 }

@@ -12,60 +12,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 )
 
-// KernelLoss is what happened to a kernel that went away.
-type KernelLoss int
-
-// The ways a kernel goes away.
-const (
-	KernelShutDown            KernelLoss = iota + 1 // shut down from outside this server
-	KernelGone                                      // no longer exists on the Jupyter server
-	KernelDied                                      // its process died and was not restarted
-	KernelRestartedAfterCrash                       // it died and Jupyter restarted it
-	KernelRestartedOutside                          // restarted from outside this server
-)
-
-// String is the short phrase the workbench shows.
-func (l KernelLoss) String() string {
-	switch l {
-	case KernelShutDown:
-		return "shut down from outside"
-	case KernelGone:
-		return "gone from the Jupyter server"
-	case KernelDied:
-		return "died"
-	case KernelRestartedAfterCrash:
-		return "died, restarted by Jupyter"
-	case KernelRestartedOutside:
-		return "restarted from outside"
-	}
-	return "lost"
-}
-
-// Exists reports whether a kernel process still runs under the id after
-// the loss (a blank one).
-func (l KernelLoss) Exists() bool {
-	return l == KernelRestartedAfterCrash || l == KernelRestartedOutside
-}
-
 // lossOf names a channel's loss.
-func lossOf(le *jupyter.LostError) KernelLoss {
+func lossOf(le *jupyter.LostError) event.KernelLoss {
 	switch le.Loss {
 	case jupyter.LossShutdown:
-		return KernelShutDown
+		return event.KernelShutDown
 	case jupyter.LossGone:
-		return KernelGone
+		return event.KernelGone
 	case jupyter.LossDied:
-		return KernelDied
+		return event.KernelDied
 	case jupyter.LossRestarted:
 		if le.Crashed {
-			return KernelRestartedAfterCrash
+			return event.KernelRestartedAfterCrash
 		}
-		return KernelRestartedOutside
+		return event.KernelRestartedOutside
 	}
-	return KernelGone
+	return event.KernelGone
 }
 
 // KernelLostError: the kernel went away, and its state (variables,
@@ -75,7 +41,7 @@ func lossOf(le *jupyter.LostError) KernelLoss {
 type KernelLostError struct {
 	KernelID string
 	Notebook string
-	What     KernelLoss
+	What     event.KernelLoss
 	During   bool
 	Index    int
 	CellID   string
@@ -88,15 +54,15 @@ func (e *KernelLostError) Error() string {
 		fmt.Fprintf(&b, " of notebook %q", e.Notebook)
 	}
 	switch e.What {
-	case KernelShutDown:
+	case event.KernelShutDown:
 		b.WriteString(" was shut down from outside this server")
-	case KernelGone:
+	case event.KernelGone:
 		b.WriteString(" no longer exists on the Jupyter server (it was shut down, or the server restarted)")
-	case KernelDied:
+	case event.KernelDied:
 		b.WriteString(" died and Jupyter did not restart it")
-	case KernelRestartedAfterCrash:
+	case event.KernelRestartedAfterCrash:
 		b.WriteString(" died and Jupyter restarted it")
-	case KernelRestartedOutside:
+	case event.KernelRestartedOutside:
 		b.WriteString(" was restarted from outside this server")
 	default:
 		b.WriteString(" was lost")
@@ -187,7 +153,7 @@ func sendError(k *kernelEntry, d *document, err error) error {
 	case errors.As(err, &le):
 		lost.What = lossOf(le)
 	case jupyter.IsNotFound(err):
-		lost.What = KernelGone
+		lost.What = event.KernelGone
 	default:
 		return nil
 	}
@@ -219,7 +185,7 @@ func (e *Engine) watchLoss(id string, conn *jupyter.KernelConn) {
 	conn.OnLost(func(le *jupyter.LostError) {
 		what := lossOf(le)
 		e.log.Warn("kernel lost", "kernel", id, "what", what.String())
-		e.publish(Event{Type: EvKernelLost, Kernel: &KernelEvent{ID: id, State: conn.State(), Lost: what.String()}})
+		e.publish(event.Event{Type: event.EvKernelLost, Kernel: &event.KernelEvent{ID: id, State: conn.State(), Lost: what.String()}})
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
@@ -161,7 +162,7 @@ func (e *Engine) acquireKernel(ctx context.Context, client *jupyter.Client, id s
 		return nil, err
 	}
 	conn.OnState(func(state string) {
-		e.publish(Event{Type: EvKernelStatus, Kernel: &KernelEvent{ID: id, State: state, Lost: lostPhrase(conn)}})
+		e.publish(event.Event{Type: event.EvKernelStatus, Kernel: &event.KernelEvent{ID: id, State: state, Lost: lostPhrase(conn)}})
 	})
 	e.watchLoss(id, conn)
 

@@ -3,12 +3,11 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -21,34 +20,11 @@ import (
 // notebook (Notify). Our own saves record the last_modified they produced,
 // so they are never taken for someone else's.
 
-// CellChangeKind says how one cell differs after an outside edit.
-type CellChangeKind string
-
-// Cell changes.
-const (
-	CellAdded   CellChangeKind = "added"
-	CellRemoved CellChangeKind = "removed"
-	CellEdited  CellChangeKind = "edited"  // source, type, metadata or attachments
-	CellOutputs CellChangeKind = "outputs" // outputs or execution count only
-	CellMoved   CellChangeKind = "moved"   // same cell, another place among the others
-)
-
-// CellChange is one cell an outside edit changed, by id. Index is its
-// position after the edit; for a removed cell, where it was.
-type CellChange struct {
-	ID     string         `json:"id"`
-	Index  int            `json:"index"`
-	Change CellChangeKind `json:"change"`
-}
-
-// maxListedChanges bounds the cells a notice lists; the rest are counted.
-const maxListedChanges = 12
-
 // diffNotebooks compares two versions of a notebook, cell by cell, by id. It
 // lists added, edited, output-only and moved cells in the order of the new
 // version, then removed ones in the order of the old, and says whether the
 // notebook's own metadata changed.
-func diffNotebooks(old, cur *notebook.Notebook) (changes []CellChange, metadata bool) {
+func diffNotebooks(old, cur *notebook.Notebook) (changes []event.CellChange, metadata bool) {
 	oldAt := make(map[string]int, len(old.Cells))
 	for i, c := range old.Cells {
 		oldAt[c.ID] = i
@@ -62,18 +38,18 @@ func diffNotebooks(old, cur *notebook.Notebook) (changes []CellChange, metadata 
 		j, ok := oldAt[c.ID]
 		switch {
 		case !ok:
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellAdded})
+			changes = append(changes, event.CellChange{ID: c.ID, Index: i, Change: event.CellAdded})
 		case cellEdited(old.Cells[j], c):
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellEdited})
+			changes = append(changes, event.CellChange{ID: c.ID, Index: i, Change: event.CellEdited})
 		case outputsChanged(old.Cells[j], c):
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellOutputs})
+			changes = append(changes, event.CellChange{ID: c.ID, Index: i, Change: event.CellOutputs})
 		case moved[c.ID]:
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellMoved})
+			changes = append(changes, event.CellChange{ID: c.ID, Index: i, Change: event.CellMoved})
 		}
 	}
 	for i, c := range old.Cells {
 		if _, ok := curAt[c.ID]; !ok {
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellRemoved})
+			changes = append(changes, event.CellChange{ID: c.ID, Index: i, Change: event.CellRemoved})
 		}
 	}
 	return changes, !jsonEqual(old.Metadata, cur.Metadata)
@@ -172,30 +148,6 @@ func orEmpty(r json.RawMessage) json.RawMessage {
 	return r
 }
 
-// OutsideEditText is the one line that says what an outside edit changed,
-// as an agent reads it in its next result and the workbench shows it:
-// "notebook 'nb' (x.ipynb) was changed outside this server at 14:31:23 UTC:
-// cell 3 (ab12cd34) edited, cell 5 (9f00aa11) added".
-func OutsideEditText(name, path string, at time.Time, changes []CellChange, metadata bool) string {
-	var parts []string
-	for i, c := range changes {
-		if i == maxListedChanges {
-			parts = append(parts, fmt.Sprintf("and %d more cells", len(changes)-i))
-			break
-		}
-		what := string(c.Change)
-		if c.Change == CellOutputs {
-			what = "outputs changed"
-		}
-		parts = append(parts, fmt.Sprintf("cell %d (%s) %s", c.Index, c.ID, what))
-	}
-	if metadata {
-		parts = append(parts, "notebook metadata changed")
-	}
-	return fmt.Sprintf("notebook '%s' (%s) was changed outside this server at %s: %s; cells read before then may be out of date",
-		name, path, at.UTC().Format("15:04:05 UTC"), strings.Join(parts, ", "))
-}
-
 // noteOutsideEdit tells every agent what an outside edit of d changed, from
 // old to cur (the file as it is now, last modified at), and returns the
 // event that tells the workbench, to publish after the reload's. An edit
@@ -203,7 +155,7 @@ func OutsideEditText(name, path string, at time.Time, changes []CellChange, meta
 // reported (nil). The agents' notices are queued before anything about
 // the reload is published: a client that hears of the change (a resource
 // subscription) finds the notice on its next result.
-func (e *Engine) noteOutsideEdit(d *document, old, cur *notebook.Notebook, at time.Time) *Event {
+func (e *Engine) noteOutsideEdit(d *document, old, cur *notebook.Notebook, at time.Time) *event.Event {
 	if old == nil {
 		return nil
 	}
@@ -211,10 +163,10 @@ func (e *Engine) noteOutsideEdit(d *document, old, cur *notebook.Notebook, at ti
 	if len(changes) == 0 && !metadata {
 		return nil
 	}
-	text := OutsideEditText(d.name, d.path, at, changes, metadata)
+	text := event.OutsideEditText(d.name, d.path, at, changes, metadata)
 	e.log.Info("notebook changed outside this server", "notebook", d.name, "path", d.path, "cells", len(changes))
 	e.notifyOutsideEdit(d.path, text)
-	return &Event{Type: EvNotebookOutsideEdit, Notebook: &NotebookEvent{
+	return &event.Event{Type: event.EvNotebookOutsideEdit, Notebook: &event.NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Changes: changes, MetadataChanged: metadata, At: at,
 	}}
 }

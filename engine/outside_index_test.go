@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -17,7 +18,7 @@ func testIndexEditAfterWatchedReload(t *testing.T, f *fixture) {
 	ctx := ctxT(t)
 	e := watchingEngine(t, f, 50*time.Millisecond)
 	e.SessionOpened("s", "agent 1")
-	sub := e.Bus().SubscribeTo(64, EvNotebookOutsideEdit)
+	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
 	defer sub.Close()
 	if _, err := e.UseNotebook(ctx, "s", "nb", f.path("watchedidx.ipynb"), "create", f.shared.get(t, f.client)); err != nil {
 		t.Fatal(err)

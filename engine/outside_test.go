@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -39,12 +40,12 @@ func TestDiffNotebooks(t *testing.T) {
 		cell("new", "x"), cell("a", "a = 10"), withOutput, cell("f", "f = 6"), cell("d", "d = 4"), relaid, trusted,
 	}}
 	changes, metadata := diffNotebooks(old, cur)
-	want := []CellChange{
-		{ID: "new", Index: 0, Change: CellAdded},
-		{ID: "a", Index: 1, Change: CellEdited},
-		{ID: "c", Index: 2, Change: CellOutputs},
-		{ID: "f", Index: 3, Change: CellMoved},
-		{ID: "b", Index: 1, Change: CellRemoved},
+	want := []event.CellChange{
+		{ID: "new", Index: 0, Change: event.CellAdded},
+		{ID: "a", Index: 1, Change: event.CellEdited},
+		{ID: "c", Index: 2, Change: event.CellOutputs},
+		{ID: "f", Index: 3, Change: event.CellMoved},
+		{ID: "b", Index: 1, Change: event.CellRemoved},
 	}
 	if !reflect.DeepEqual(changes, want) || metadata {
 		t.Errorf("diffNotebooks = %+v, metadata %v\nwant %+v (the same metadata laid out differently is no change)", changes, metadata, want)
@@ -59,15 +60,15 @@ func TestDiffNotebooks(t *testing.T) {
 	}
 
 	at := time.Date(2026, 11, 30, 14, 31, 23, 0, time.UTC)
-	text := OutsideEditText("nb", "dir/x.ipynb", at, want[:2], true)
+	text := event.OutsideEditText("nb", "dir/x.ipynb", at, want[:2], true)
 	if text != "notebook 'nb' (dir/x.ipynb) was changed outside this server at 14:31:23 UTC: cell 0 (new) added, cell 1 (a) edited, notebook metadata changed; cells read before then may be out of date" {
 		t.Errorf("text = %q", text)
 	}
-	many := make([]CellChange, maxListedChanges+3)
+	many := make([]event.CellChange, event.MaxListedChanges+3)
 	for i := range many {
-		many[i] = CellChange{ID: strconv.Itoa(i), Index: i, Change: CellOutputs}
+		many[i] = event.CellChange{ID: strconv.Itoa(i), Index: i, Change: event.CellOutputs}
 	}
-	if text := OutsideEditText("nb", "x.ipynb", at, many, false); !strings.Contains(text, "cell 11 (11) outputs changed, and 3 more cells;") {
+	if text := event.OutsideEditText("nb", "x.ipynb", at, many, false); !strings.Contains(text, "cell 11 (11) outputs changed, and 3 more cells;") {
 		t.Errorf("text = %q", text)
 	}
 }
@@ -87,13 +88,13 @@ func watchingEngine(t *testing.T, f *fixture, every time.Duration) *Engine {
 }
 
 // nextOutsideEdit waits for the next outside-edit event.
-func nextOutsideEdit(t *testing.T, sub *Subscription) *NotebookEvent {
+func nextOutsideEdit(t *testing.T, sub *event.Subscription) *event.NotebookEvent {
 	t.Helper()
 	deadline := time.After(60 * time.Second)
 	for {
 		select {
 		case ev := <-sub.C():
-			if ev.Type == EvNotebookOutsideEdit {
+			if ev.Type == event.EvNotebookOutsideEdit {
 				return ev.Notebook
 			}
 		case <-deadline:
@@ -112,7 +113,7 @@ func testOutsideEditWatched(t *testing.T, f *fixture) {
 	e := watchingEngine(t, f, 100*time.Millisecond)
 	e.SessionOpened("s", "agent 1")
 	e.SessionOpened("other", "agent 2")
-	sub := e.Bus().SubscribeTo(64, EvNotebookOutsideEdit)
+	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
 	defer sub.Close()
 	if _, err := e.UseNotebook(ctx, "s", "nb", f.path("watched.ipynb"), "create", f.shared.get(t, f.client)); err != nil {
 		t.Fatal(err)
@@ -135,11 +136,11 @@ func testOutsideEditWatched(t *testing.T, f *fixture) {
 	f.writeBehind(t, "watched.ipynb", nb)
 
 	got := nextOutsideEdit(t, sub)
-	want := []CellChange{{ID: ids[1], Index: 1, Change: CellEdited}, {ID: added.ID, Index: 2, Change: CellAdded}, {ID: ids[2], Index: 2, Change: CellRemoved}}
+	want := []event.CellChange{{ID: ids[1], Index: 1, Change: event.CellEdited}, {ID: added.ID, Index: 2, Change: event.CellAdded}, {ID: ids[2], Index: 2, Change: event.CellRemoved}}
 	if got.Name != "nb" || got.Path != f.path("watched.ipynb") || !reflect.DeepEqual(got.Changes, want) || got.MetadataChanged || got.At.IsZero() {
 		t.Fatalf("outside edit %+v, want changes %+v", got, want)
 	}
-	text := OutsideEditText("nb", f.path("watched.ipynb"), got.At, want, false)
+	text := event.OutsideEditText("nb", f.path("watched.ipynb"), got.At, want, false)
 	for _, s := range []string{"s", "other"} {
 		if lines := e.TakeNotebookNotices(s, "nb"); len(lines) != 1 || lines[0] != text {
 			t.Errorf("session %s notices %q, want [%q]", s, lines, text)
@@ -160,7 +161,7 @@ func testOutsideEditBeforeCall(t *testing.T, f *fixture) {
 	ctx := ctxT(t)
 	e := f.e
 	e.SessionOpened("s", "agent 1")
-	sub := e.Bus().SubscribeTo(64, EvNotebookOutsideEdit)
+	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
 	defer sub.Close()
 	f.use(t, "s", "nb", "percall.ipynb", "create")
 	_, c, err := e.InsertCell(ctx, "s", "", -1, "code", "a = 1")
@@ -172,7 +173,7 @@ func testOutsideEditBeforeCall(t *testing.T, f *fixture) {
 	_, _, err = e.EditCellSource(ctx, "s", "", CellRef{ID: c.ID}, "a = 2", "a = 3", false)
 	checkNoError(t, "edit by id", err)
 	got := nextOutsideEdit(t, sub)
-	if want := []CellChange{{ID: c.ID, Index: 0, Change: CellEdited}}; !reflect.DeepEqual(got.Changes, want) {
+	if want := []event.CellChange{{ID: c.ID, Index: 0, Change: event.CellEdited}}; !reflect.DeepEqual(got.Changes, want) {
 		t.Fatalf("changes %+v, want %+v", got.Changes, want)
 	}
 	if lines := e.TakeNotebookNotices("s", "nb"); len(lines) != 1 || !strings.Contains(lines[0], "was changed outside this server") {
@@ -186,7 +187,7 @@ func testOutsideEditBeforeCall(t *testing.T, f *fixture) {
 	if _, _, err := e.ReadNotebook(ctx, "s", "", 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := nextOutsideEdit(t, sub); len(got.Changes) != 1 || got.Changes[0].Change != CellAdded {
+	if got := nextOutsideEdit(t, sub); len(got.Changes) != 1 || got.Changes[0].Change != event.CellAdded {
 		t.Errorf("changes %+v", got.Changes)
 	}
 }

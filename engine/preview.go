@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -58,41 +59,6 @@ type PreviewRequest struct {
 	Problem string
 }
 
-// Preview roles of the cells shown.
-const (
-	PreviewCellNew     = "new"     // the cell the call would insert
-	PreviewCellGone    = "delete"  // a cell the call would delete
-	PreviewCellMoved   = "move"    // the cell the call would move
-	PreviewCellRun     = "run"     // the cell the call would run
-	PreviewCellContext = "context" // a neighbour, for orientation
-)
-
-// CallPreview is what a held call would do. Strings are bounded
-// (previewTextMax); Problem is set, and the rest mostly empty, when it could
-// not be computed (an index out of range, no notebook): the call then fails
-// as usual if it is allowed.
-type CallPreview struct {
-	Client   string        `json:"client,omitempty"`   // the session's client (name and version)
-	Notebook string        `json:"notebook,omitempty"` // the notebook it acts on
-	What     string        `json:"what,omitempty"`     // one line: what it does
-	Diff     string        `json:"diff,omitempty"`     // unified diff of a cell's source
-	Code     string        `json:"code,omitempty"`     // the code that would run
-	Language string        `json:"language,omitempty"` // of Code, as the kernel names it
-	Cells    []PreviewCell `json:"cells,omitempty"`    // cells inserted, deleted, moved, run, and neighbours
-	Facts    []string      `json:"facts,omitempty"`    // state that would be lost
-	Problem  string        `json:"problem,omitempty"`  // why no (full) preview
-}
-
-// PreviewCell is a cell shown in a preview: Index is its position now (for
-// a new cell, the one it would take).
-type PreviewCell struct {
-	Index  int    `json:"index"`
-	ID     string `json:"id,omitempty"`
-	Type   string `json:"type"`
-	Source string `json:"source"`
-	Role   string `json:"role"`
-}
-
 // previewTextMax bounds each string of a preview: it travels on an event to
 // every workbench, and a person reads the start of a long cell, not all of it.
 const previewTextMax = 16 << 10
@@ -103,8 +69,8 @@ const previewNeighbours = 1
 // Preview computes what a call described by req would do for session,
 // reading the notebook as it is now (checked for changes on disk first) and
 // changing nothing.
-func (e *Engine) Preview(ctx context.Context, session string, req PreviewRequest) CallPreview {
-	p := CallPreview{Client: e.clientOf(session)}
+func (e *Engine) Preview(ctx context.Context, session string, req PreviewRequest) event.CallPreview {
+	p := event.CallPreview{Client: e.clientOf(session)}
 	if req.Problem != "" {
 		p.Problem = req.Problem
 		return p
@@ -112,11 +78,11 @@ func (e *Engine) Preview(ctx context.Context, session string, req PreviewRequest
 	if err := e.preview(ctx, session, req, &p); err != nil {
 		p.Problem = err.Error()
 	}
-	p.bound()
+	boundPreview(&p)
 	return p
 }
 
-func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest, p *CallPreview) error {
+func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest, p *event.CallPreview) error {
 	if req.Op == PreviewRunCode {
 		return e.previewCode(session, req, p)
 	}
@@ -182,11 +148,11 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 			p.What = fmt.Sprintf("insert a %s cell at index %d (the notebook has %d cells)", typ, at, n)
 		}
 		for i := max(at-previewNeighbours, 0); i < at; i++ {
-			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], PreviewCellContext))
+			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], event.PreviewCellContext))
 		}
-		p.Cells = append(p.Cells, PreviewCell{Index: at, Type: typ, Source: req.Source, Role: PreviewCellNew})
+		p.Cells = append(p.Cells, event.PreviewCell{Index: at, Type: typ, Source: req.Source, Role: event.PreviewCellNew})
 		for i := at; i < min(at+previewNeighbours, n); i++ {
-			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], PreviewCellContext))
+			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], event.PreviewCellContext))
 		}
 	case PreviewDelete:
 		positions, err := previewDeleted(nb, d.name, req)
@@ -195,7 +161,7 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		}
 		p.What = fmt.Sprintf("delete %d of %d cells", len(positions), len(nb.Cells))
 		for _, i := range positions {
-			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], PreviewCellGone))
+			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], event.PreviewCellGone))
 		}
 	case PreviewMove:
 		from, err := resolveCell(nb, d.name, req.Cell, RoleSource)
@@ -211,9 +177,9 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		if from == to {
 			p.What += ": no change"
 		}
-		p.Cells = append(p.Cells, previewCell(from, c, PreviewCellMoved))
+		p.Cells = append(p.Cells, previewCell(from, c, event.PreviewCellMoved))
 		if from != to {
-			p.Cells = append(p.Cells, previewCell(to, nb.Cells[to], PreviewCellContext))
+			p.Cells = append(p.Cells, previewCell(to, nb.Cells[to], event.PreviewCellContext))
 		}
 	case PreviewRunCell:
 		i, err := resolveCell(nb, d.name, req.Cell, RoleCell)
@@ -280,7 +246,7 @@ func previewDeleted(nb *notebook.Notebook, name string, req PreviewRequest) ([]i
 // previewCode says where code sent to a kernel would run, as ExecuteCode
 // chooses: the session's sandbox, else the kernel named, else the current
 // notebook's kernel.
-func (e *Engine) previewCode(session string, req PreviewRequest, p *CallPreview) error {
+func (e *Engine) previewCode(session string, req PreviewRequest, p *event.CallPreview) error {
 	p.Code = req.Source
 	if e.sandboxes != nil {
 		r := e.sandboxes
@@ -317,7 +283,7 @@ func (e *Engine) previewCode(session string, req PreviewRequest, p *CallPreview)
 }
 
 // previewKernelState lists what a restart or an unuse would lose.
-func (e *Engine) previewKernelState(d *document, op PreviewOp, p *CallPreview) error {
+func (e *Engine) previewKernelState(d *document, op PreviewOp, p *event.CallPreview) error {
 	k := d.kernel
 	e.mu.RLock()
 	users, running := k.users, len(k.execs)
@@ -353,8 +319,8 @@ func (e *Engine) previewKernelState(d *document, op PreviewOp, p *CallPreview) e
 	return nil
 }
 
-func previewCell(i int, c *notebook.Cell, role string) PreviewCell {
-	return PreviewCell{Index: i, ID: c.ID, Type: c.Type, Source: c.Source, Role: role}
+func previewCell(i int, c *notebook.Cell, role string) event.PreviewCell {
+	return event.PreviewCell{Index: i, ID: c.ID, Type: c.Type, Source: c.Source, Role: role}
 }
 
 // notebookLanguage is the language a notebook's kernel speaks, from its
@@ -390,8 +356,8 @@ func short8(id string) string {
 	return id
 }
 
-// bound cuts every string of the preview to previewTextMax.
-func (p *CallPreview) bound() {
+// boundPreview cuts every string of p to previewTextMax.
+func boundPreview(p *event.CallPreview) {
 	for _, s := range []*string{&p.Diff, &p.Code, &p.What, &p.Problem} {
 		*s = cutText(*s)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"strings"
 	"testing"
 	"time"
@@ -61,8 +62,8 @@ func testPreviews(t *testing.T, f *fixture) {
 	// Insert: the new cell at its place between its neighbours.
 	p = e.Preview(ctx, "s", PreviewRequest{Op: PreviewInsert, Index: 1, CellType: "markdown", Source: "## New"})
 	if p.Problem != "" || len(p.Cells) != 3 ||
-		p.Cells[0].ID != ids[0] || p.Cells[0].Role != PreviewCellContext ||
-		p.Cells[1].Role != PreviewCellNew || p.Cells[1].Index != 1 || p.Cells[1].Source != "## New" || p.Cells[1].Type != "markdown" ||
+		p.Cells[0].ID != ids[0] || p.Cells[0].Role != event.PreviewCellContext ||
+		p.Cells[1].Role != event.PreviewCellNew || p.Cells[1].Index != 1 || p.Cells[1].Source != "## New" || p.Cells[1].Type != "markdown" ||
 		p.Cells[2].ID != ids[1] || p.Cells[2].Index != 1 {
 		t.Fatalf("insert preview: %+v", p)
 	}
@@ -74,14 +75,14 @@ func testPreviews(t *testing.T, f *fixture) {
 	// Delete: the cells that would go, each at its index.
 	p = e.Preview(ctx, "s", PreviewRequest{Op: PreviewDelete, Indices: []int{2, 0}})
 	if p.Problem != "" || len(p.Cells) != 2 || p.Cells[0].ID != ids[0] || p.Cells[1].ID != ids[2] ||
-		p.Cells[1].Source != "print(a + b)" || p.Cells[0].Role != PreviewCellGone || !strings.Contains(p.What, "delete 2 of 3 cells") {
+		p.Cells[1].Source != "print(a + b)" || p.Cells[0].Role != event.PreviewCellGone || !strings.Contains(p.What, "delete 2 of 3 cells") {
 		t.Fatalf("delete preview: %+v", p)
 	}
 
 	// Move: from and to.
 	p = e.Preview(ctx, "s", PreviewRequest{Op: PreviewMove, Cell: CellRef{ID: ids[2]}, Target: CellRef{Index: ptr(0)}})
 	if p.Problem != "" || !strings.Contains(p.What, "move cell 2 (id "+ids[2]+") to index 0") ||
-		len(p.Cells) != 2 || p.Cells[0].Role != PreviewCellMoved || p.Cells[1].ID != ids[0] {
+		len(p.Cells) != 2 || p.Cells[0].Role != event.PreviewCellMoved || p.Cells[1].ID != ids[0] {
 		t.Fatalf("move preview: %+v", p)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 )
 
@@ -298,7 +299,7 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	}
 	old.CloseIdleConnections()
 	for _, c := range sw.Closed {
-		e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{Name: c.Name, Path: c.Path, KernelID: c.KernelID, Session: session}})
+		e.publish(event.Event{Type: event.EvNotebookClosed, Notebook: &event.NotebookEvent{Name: c.Name, Path: c.Path, KernelID: c.KernelID, Session: session}})
 	}
 	// The header shows the server in use, with the pause and approval
 	// state the call registry keeps.

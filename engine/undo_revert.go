@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -96,13 +97,13 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 	res := UndoResult{ID: id.id, Of: callID, Tool: first.tool, At: first.at, Notebook: d.name,
 		Summary: fmt.Sprintf("undo of %s %s by the person", first.tool, clock(first.at))}
 	var firstCell string
-	err := e.mutate(withCallIdentity(ctx, id), d, "", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+	err := e.mutate(withCallIdentity(ctx, id), d, "", false, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		res.Changes = nil
 		mine, all := e.undo.views(rs), e.undo.views(e.undo.records(d))
 		if len(mine[0].cells) > 0 {
 			firstCell = mine[0].cells[0].id
 		}
-		var events []NotebookEvent
+		var events []event.NotebookEvent
 		for i := len(mine) - 1; i >= 0; i-- {
 			evs, changes, err := e.revert(nb, mine[i], all)
 			if err != nil {
@@ -132,13 +133,13 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 	e.undo.mu.Unlock()
 	// The timeline shows the undo as an entry of its own, which the
 	// person can select and undo in turn.
-	entry := CallEvent{ID: id.id, Tool: undoTool, Status: CallRunning, Started: id.at, Summary: res.Summary, UndoOf: callID, Notebook: d.name}
-	e.calls.publishCall(EvCallStarted, entry)
-	entry.Status, entry.Duration = CallOK, time.Since(id.at)
+	entry := event.CallEvent{ID: id.id, Tool: undoTool, Status: event.CallRunning, Started: id.at, Summary: res.Summary, UndoOf: callID, Notebook: d.name}
+	e.calls.publishCall(event.EvCallStarted, entry)
+	entry.Status, entry.Duration = event.CallOK, time.Since(id.at)
 	entry.Undoable = id.made != nil
 	entry.Text = res.Summary + ": " + strings.Join(res.Changes, ", ")
 	entry.CellID = firstCell
-	e.calls.publishCall(EvCallFinished, entry)
+	e.calls.publishCall(event.EvCallFinished, entry)
 	e.tellUndone(d, rs, res.Changes)
 	return res, nil
 }
@@ -148,8 +149,8 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 func (e *Engine) tellUndone(d *document, rs []*undoRecord, changes []string) {
 	// A notice is one line: an undo of a long delete names the first
 	// cells, as an outside edit's does, and counts the rest.
-	if len(changes) > maxListedChanges {
-		changes = append(changes[:maxListedChanges:maxListedChanges], fmt.Sprintf("and %d more cells", len(changes)-maxListedChanges))
+	if len(changes) > event.MaxListedChanges {
+		changes = append(changes[:event.MaxListedChanges:event.MaxListedChanges], fmt.Sprintf("and %d more cells", len(changes)-event.MaxListedChanges))
 	}
 	what := strings.Join(changes, ", ")
 	for _, r := range rs {
@@ -167,7 +168,7 @@ func (e *Engine) tellUndone(d *document, rs []*undoRecord, changes []string) {
 // revert takes record r back on the working copy nb, or changes nothing
 // and says which cell stands in the way. all is the notebook's records,
 // oldest first, for naming the later change.
-func (e *Engine) revert(nb *notebook.Notebook, r *undoView, all []*undoView) ([]NotebookEvent, []string, error) {
+func (e *Engine) revert(nb *notebook.Notebook, r *undoView, all []*undoView) ([]event.NotebookEvent, []string, error) {
 	if r.dropped {
 		return nil, nil, Userf("the change of %s of %s is no longer kept for undo", r.call.tool, clock(r.call.at))
 	}
@@ -176,7 +177,7 @@ func (e *Engine) revert(nb *notebook.Notebook, r *undoView, all []*undoView) ([]
 			return nil, nil, err
 		}
 	}
-	var events []NotebookEvent
+	var events []event.NotebookEvent
 	var changes []string
 	byID := make(map[string]*undoCell, len(r.cells))
 	for i := range r.cells {
@@ -189,7 +190,7 @@ func (e *Engine) revert(nb *notebook.Notebook, r *undoView, all []*undoView) ([]
 		}
 		i := nb.IndexOf(uc.id)
 		nb.Cells = append(nb.Cells[:i], nb.Cells[i+1:]...)
-		events = append(events, NotebookEvent{Op: OpDelete, Index: i, CellIDs: []string{uc.id}})
+		events = append(events, event.NotebookEvent{Op: event.OpDelete, Index: i, CellIDs: []string{uc.id}})
 		changes = append(changes, "cell "+uc.id+" removed")
 	}
 	// Cells it changed get back what it set, and keep what came since in
@@ -202,7 +203,7 @@ func (e *Engine) revert(nb *notebook.Notebook, r *undoView, all []*undoView) ([]
 		nc := *nb.Cells[i]
 		restoreFields(&nc, uc.before, uc.fields)
 		nb.Cells[i] = &nc
-		events = append(events, NotebookEvent{Op: OpEdit, Index: i, Cells: []CellSnapshot{e.snapshotCell(r.doc.name, &nc)}})
+		events = append(events, event.NotebookEvent{Op: event.OpEdit, Index: i, Cells: []event.CellSnapshot{e.snapshotCell(r.doc.name, &nc)}})
 		changes = append(changes, "cell "+uc.id+" "+restoredWhat(uc.fields))
 	}
 	// Cells it deleted or moved go back next to the cells they were next
@@ -227,12 +228,12 @@ func (e *Engine) revert(nb *notebook.Notebook, r *undoView, all []*undoView) ([]
 		}
 		at := placeFor(nb, r.order, k, pending, uc.from)
 		nb.Cells = append(nb.Cells[:at], append([]*notebook.Cell{c}, nb.Cells[at:]...)...)
-		snap := []CellSnapshot{e.snapshotCell(r.doc.name, c)}
+		snap := []event.CellSnapshot{e.snapshotCell(r.doc.name, c)}
 		if from < 0 {
-			events = append(events, NotebookEvent{Op: OpInsert, Index: at, Cells: snap})
+			events = append(events, event.NotebookEvent{Op: event.OpInsert, Index: at, Cells: snap})
 			changes = append(changes, fmt.Sprintf("cell %s restored at index %d", id, at))
 		} else {
-			events = append(events, NotebookEvent{Op: OpMove, Index: at, From: from, Cells: snap})
+			events = append(events, event.NotebookEvent{Op: event.OpMove, Index: at, From: from, Cells: snap})
 			changes = append(changes, fmt.Sprintf("cell %s moved back to index %d", id, at))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -183,15 +184,15 @@ func testUndoInsert(t *testing.T, f *fixture) {
 	for {
 		select {
 		case ev := <-sub.C():
-			if ev.Type == EvCallFinished && ev.Call.ID == call {
+			if ev.Type == event.EvCallFinished && ev.Call.ID == call {
 				if !ev.Call.Undoable {
 					t.Fatalf("the insert finished without being undoable: %+v", ev.Call)
 				}
 				sawCall = true
 			}
-			if ev.Type == EvCallFinished && ev.Call.ID == res.ID {
+			if ev.Type == event.EvCallFinished && ev.Call.ID == res.ID {
 				c := ev.Call
-				if c.Tool != "undo" || c.Status != CallOK || c.UndoOf != call || c.Summary != res.Summary || c.Session != "" ||
+				if c.Tool != "undo" || c.Status != event.CallOK || c.UndoOf != call || c.Summary != res.Summary || c.Session != "" ||
 					c.Notebook != "ins" || !strings.Contains(c.Text, "cell "+added.ID+" removed") || !c.Undoable {
 					t.Fatalf("undo entry: %+v", c)
 				}

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // Approval through the client. With --approve on and no workbench attached,
@@ -77,7 +78,7 @@ func (s *Server) askClient(ss *sdk.ServerSession, d *toolDef, session, tool stri
 	if !canElicit(ss) {
 		return nil
 	}
-	return func(ctx context.Context, preview *engine.CallPreview) (engine.ClientAnswer, error) {
+	return func(ctx context.Context, preview *event.CallPreview) (engine.ClientAnswer, error) {
 		res, err := ss.Elicit(ctx, &sdk.ElicitParams{
 			Mode:            "form",
 			Message:         s.approvalQuestion(d, session, tool, args, preview),
@@ -109,7 +110,7 @@ func clientAnswer(res *sdk.ElicitResult) engine.ClientAnswer {
 // approvalQuestion is the message the person reads: which tool, on which
 // notebook, what it would do (the engine's preview, as the workbench shows
 // it), with which arguments, and what happens if they do not answer.
-func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.RawMessage, preview *engine.CallPreview) string {
+func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.RawMessage, preview *event.CallPreview) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "An agent wants to run %s", tool)
 	if d != nil && d.description != "" {
@@ -141,18 +142,13 @@ const (
 )
 
 // previewRoles words a preview cell's role.
-var previewRoles = map[string]string{
-	engine.PreviewCellNew:   "would be inserted",
-	engine.PreviewCellGone:  "would be deleted",
-	engine.PreviewCellMoved: "would be moved",
-	engine.PreviewCellRun:   "would run",
-}
+var previewRoles = map[string]string{event.PreviewCellNew: "would be inserted", event.PreviewCellGone: "would be deleted", event.PreviewCellMoved: "would be moved", event.PreviewCellRun: "would run"}
 
 // previewText is the preview as lines of the question ("" when there is
 // none): what the call would do, the cells it would insert, delete, move or
 // run (their first line), the start of a diff or of the code, and the state
 // that would be lost.
-func previewText(p *engine.CallPreview) string {
+func previewText(p *event.CallPreview) string {
 	if p == nil || p.What == "" {
 		return ""
 	}

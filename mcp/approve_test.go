@@ -10,17 +10,18 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // heldEvent waits for the next call.held event of tool that is waiting for
 // approval.
-func heldEvent(t *testing.T, sub *engine.Subscription, tool string) *engine.CallEvent {
+func heldEvent(t *testing.T, sub *event.Subscription, tool string) *event.CallEvent {
 	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
 		case ev := <-sub.C():
-			if ev.Type == engine.EvCallHeld && ev.Call != nil && ev.Call.Tool == tool && strings.Contains(ev.Call.Progress, "approval") {
+			if ev.Type == event.EvCallHeld && ev.Call != nil && ev.Call.Tool == tool && strings.Contains(ev.Call.Progress, "approval") {
 				return ev.Call
 			}
 		case <-timeout:

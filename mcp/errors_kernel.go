@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 func init() { wordings = append(wordings, kernelErrorText) }
@@ -37,15 +38,15 @@ func lostKernelText(tool string, e *engine.KernelLostError) string {
 		fmt.Fprintf(&b, " (notebook '%s')", e.Notebook)
 	}
 	switch e.What {
-	case engine.KernelShutDown:
+	case event.KernelShutDown:
 		b.WriteString(" was shut down from outside this server (for example from JupyterLab, or by a DELETE of the kernel)")
-	case engine.KernelGone:
+	case event.KernelGone:
 		b.WriteString(" no longer exists on the Jupyter server (it was shut down, or the server restarted)")
-	case engine.KernelDied:
+	case event.KernelDied:
 		b.WriteString(" died, and Jupyter could not restart it")
-	case engine.KernelRestartedAfterCrash:
+	case event.KernelRestartedAfterCrash:
 		b.WriteString(" died (its process ended: a crash, out of memory, or kill -9) and Jupyter restarted it")
-	case engine.KernelRestartedOutside:
+	case event.KernelRestartedOutside:
 		b.WriteString(" was restarted from outside this server (for example from JupyterLab)")
 	default:
 		b.WriteString(" was lost")

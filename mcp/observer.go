@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // call is one tool call as the observer and the handler share it: who made
@@ -141,18 +142,18 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			withEditNote(res, sent, edited)
 		}
 
-		status := engine.CallOK
+		status := event.CallOK
 		switch {
 		case callCtx.Err() != nil && ctx.Err() == nil:
 			// Cancelled by the person (CancelCall), not by the client: the
 			// client is still waiting and deserves a proper answer.
 			res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: cancelledText}}}, nil
 			c.schemaOK = nil
-			status = engine.CallCancelled
+			status = event.CallCancelled
 		case ctx.Err() != nil:
-			status = engine.CallCancelled
+			status = event.CallCancelled
 		case err != nil || (res != nil && res.IsError):
-			status = engine.CallError
+			status = event.CallError
 		}
 		if res != nil && res.IsError && d != nil {
 			rewriteArgumentError(d, res)

@@ -10,11 +10,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // finishedCall waits for the call.finished event of a call that ok
 // accepts, and returns the events of that call seen on the way.
-func finishedCall(t *testing.T, sub *engine.Subscription, ok func(*engine.CallEvent) bool) (started, finished *engine.CallEvent) {
+func finishedCall(t *testing.T, sub *event.Subscription, ok func(*event.CallEvent) bool) (started, finished *event.CallEvent) {
 	t.Helper()
 	timeout := time.After(60 * time.Second)
 	for {
@@ -24,11 +25,11 @@ func finishedCall(t *testing.T, sub *engine.Subscription, ok func(*engine.CallEv
 				continue
 			}
 			switch ev.Type {
-			case engine.EvCallStarted:
+			case event.EvCallStarted:
 				started = ev.Call
-			case engine.EvCallHeld:
+			case event.EvCallHeld:
 				t.Fatalf("the call was held: %+v", ev.Call)
-			case engine.EvCallFinished:
+			case event.EvCallFinished:
 				return started, ev.Call
 			}
 		case <-timeout:
@@ -64,7 +65,7 @@ func TestResendRunsAsTheWorkbenchSession(t *testing.T) {
 	path := h.writeNotebook("resend.ipynb", "x = 1")
 	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "resend", "notebook_path": path})
 	ok(t, cs, "execute_code", map[string]any{"code": "1+1", "timeout": 30})
-	_, orig := finishedCall(t, sub, func(c *engine.CallEvent) bool { return c.Tool == "execute_code" })
+	_, orig := finishedCall(t, sub, func(c *event.CallEvent) bool { return c.Tool == "execute_code" })
 	if orig.Session == engine.WorkbenchSession || !strings.Contains(orig.Text, "2") {
 		t.Fatalf("the agent's call: %+v", orig)
 	}
@@ -92,11 +93,11 @@ func TestResendRunsAsTheWorkbenchSession(t *testing.T) {
 	if err := h.e.Resend(engine.Resend{Of: orig.ID, Tool: "execute_code", Args: json.RawMessage(`{"code": "2+2", "timeout": 30}`)}); err != nil {
 		t.Fatal(err)
 	}
-	started, resent := finishedCall(t, sub, func(c *engine.CallEvent) bool { return c.Session == engine.WorkbenchSession })
+	started, resent := finishedCall(t, sub, func(c *event.CallEvent) bool { return c.Session == engine.WorkbenchSession })
 	if started == nil || started.ResendOf != orig.ID || resent.ResendOf != orig.ID || resent.Tool != "execute_code" {
 		t.Fatalf("resent call: started %+v finished %+v", started, resent)
 	}
-	if resent.Status != engine.CallOK || !strings.Contains(resent.Text, "4") || strings.Contains(resent.Text, "2") {
+	if resent.Status != event.CallOK || !strings.Contains(resent.Text, "4") || strings.Contains(resent.Text, "2") {
 		t.Fatalf("the resent call's result: %s %q", resent.Status, resent.Text)
 	}
 	if resent.SchemaOK == nil || !*resent.SchemaOK || len(resent.Structured) == 0 {
@@ -121,7 +122,7 @@ func TestResendOfIsTheWorkbenchSessionsOnly(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatal(err, res)
 	}
-	_, c := finishedCall(t, sub, func(c *engine.CallEvent) bool { return c.Tool == "list_kernels" })
+	_, c := finishedCall(t, sub, func(c *event.CallEvent) bool { return c.Tool == "list_kernels" })
 	if c.ResendOf != "" || c.Session == engine.WorkbenchSession {
 		t.Fatalf("an agent's call: %+v", c)
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -19,7 +20,7 @@ import (
 type Backend interface {
 	// Subscribe starts the event stream. The channel is closed when the
 	// stream ends (stop called, feed closed, recording over).
-	Subscribe() (events <-chan engine.Event, stop func())
+	Subscribe() (events <-chan event.Event, stop func())
 	// Info is what the header shows about the server.
 	Info() observe.HeaderInfo
 	// InterruptKernel interrupts a kernel.

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -202,7 +203,7 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 			mark = "▸"
 		}
 		dur := formatDuration(c.Duration)
-		if c.Status == engine.CallRunning || c.Status == engine.CallHeld {
+		if c.Status == event.CallRunning || c.Status == event.CallHeld {
 			dur = formatDuration(m.clock.Sub(c.Started))
 		}
 		status := m.statusLabel(c.Status)
@@ -227,31 +228,31 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 
 // statusLabel is a call status in its colour. The few labels are styled
 // once each: the calls pane draws one per row on every frame.
-func (m *Model) statusLabel(st engine.CallStatus) string {
+func (m *Model) statusLabel(st event.CallStatus) string {
 	if l, ok := m.vc.labels[st]; ok {
 		return l
 	}
 	s := m.styles
 	var style lipgloss.Style
 	switch st {
-	case engine.CallRunning:
+	case event.CallRunning:
 		style = s.Running
-	case engine.CallOK:
+	case event.CallOK:
 		style = s.OK
-	case engine.CallError:
+	case event.CallError:
 		style = s.Failed
-	case engine.CallCancelled:
+	case event.CallCancelled:
 		style = s.Cancelled
-	case engine.CallHeld:
+	case event.CallHeld:
 		style = s.Held
-	case engine.CallDenied:
+	case event.CallDenied:
 		style = s.Denied
 	default:
 		style = s.Muted
 	}
 	l := style.Render(string(st))
 	if m.vc.labels == nil {
-		m.vc.labels = map[engine.CallStatus]string{}
+		m.vc.labels = map[event.CallStatus]string{}
 	}
 	m.vc.labels[st] = l
 	return l

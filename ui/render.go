@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
@@ -107,9 +107,9 @@ type viewCache struct {
 	// cells are the notebook pane's cells as drawn (notebook.go).
 	cells map[cellSlot]cellDrawing
 
-	labels map[engine.CallStatus]string // call statuses in their colours
-	vis    visCache                     // the calls the search lets through (search.go)
-	stats  cached[paneKey]              // the stats view (stats.go)
+	labels map[event.CallStatus]string // call statuses in their colours
+	vis    visCache                    // the calls the search lets through (search.go)
+	stats  cached[paneKey]             // the stats view (stats.go)
 
 	// The diff of a resent call's result with its original's (resend.go).
 	resendKey, resendDiff string
@@ -314,7 +314,7 @@ func (m *Model) clockIf(shows bool) int64 {
 }
 
 func active(c *observe.Call) bool {
-	return c.Status == engine.CallRunning || c.Status == engine.CallHeld
+	return c.Status == event.CallRunning || c.Status == event.CallHeld
 }
 
 // The calls and executions panes show elapsed times of what runs; their

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
@@ -34,7 +35,7 @@ func (m *Model) resendTarget() *observe.Call {
 		return nil
 	}
 	c := m.selectedCall()
-	if c == nil || c.Summary != "" || c.Status == engine.CallRunning || c.Status == engine.CallHeld {
+	if c == nil || c.Summary != "" || c.Status == event.CallRunning || c.Status == event.CallHeld {
 		return nil
 	}
 	return c

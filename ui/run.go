@@ -13,7 +13,7 @@ import (
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
@@ -77,9 +77,9 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 	// The server's state as it is now goes into the first frame (the
 	// managed Jupyter server still starting); changes after the
 	// subscription arrive as events.
-	if s, ok := b.(interface{ ServerState() engine.ServerEvent }); ok {
+	if s, ok := b.(interface{ ServerState() event.ServerEvent }); ok {
 		st := s.ServerState()
-		nm, _ := m.Update(eventsMsg{{Type: engine.EvServerState, Server: &st}})
+		nm, _ := m.Update(eventsMsg{{Type: event.EvServerState, Server: &st}})
 		m = nm.(Model)
 	}
 	p := tea.NewProgram(m,
@@ -188,8 +188,8 @@ const (
 // bridge is the one goroutine between the engine and the program. send
 // (program.Send) blocks while the UI is busy; meanwhile the bus buffers and,
 // past its bound, drops and counts, so tool calls never wait for the screen.
-func bridge(events <-chan engine.Event, send func(tea.Msg), done <-chan struct{}) {
-	var batch []engine.Event
+func bridge(events <-chan event.Event, send func(tea.Msg), done <-chan struct{}) {
+	var batch []event.Event
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	flush := func() {

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
 
@@ -32,11 +33,11 @@ import (
 
 // feedMessage is a message from the feed server.
 type feedMessage struct {
-	Type  string        `json:"type"` // hello, event, result
-	Info  *HeaderInfo   `json:"info,omitempty"`
-	Event *engine.Event `json:"event,omitempty"`
-	Ref   int64         `json:"ref,omitempty"`
-	Error string        `json:"error,omitempty"`
+	Type  string       `json:"type"` // hello, event, result
+	Info  *HeaderInfo  `json:"info,omitempty"`
+	Event *event.Event `json:"event,omitempty"`
+	Ref   int64        `json:"ref,omitempty"`
+	Error string       `json:"error,omitempty"`
 }
 
 // feedAction is a human action sent by an attached workbench.
@@ -86,7 +87,7 @@ type Feed struct {
 
 // feedClient is one attached workbench's outgoing queue.
 type feedClient struct {
-	out    chan engine.Event
+	out    chan event.Event
 	missed uint64 // events dropped since the last delivered one (under Feed.mu)
 	gone   chan struct{}
 }
@@ -103,7 +104,7 @@ func ServeFeed(e *engine.Engine, info HeaderInfo, token string) *Feed {
 	return newFeed(sub.C(), sub.Close, e, info, token)
 }
 
-func newFeed(events <-chan engine.Event, stop func(), eng feedEngine, info HeaderInfo, token string) *Feed {
+func newFeed(events <-chan event.Event, stop func(), eng feedEngine, info HeaderInfo, token string) *Feed {
 	f := &Feed{
 		eng:     eng,
 		info:    info,
@@ -119,7 +120,7 @@ func newFeed(events <-chan engine.Event, stop func(), eng feedEngine, info Heade
 // keep folds every event into the state and fans it out, under one lock,
 // so that a workbench attaching gets the snapshot and then exactly the
 // events after it.
-func (f *Feed) keep(events <-chan engine.Event) {
+func (f *Feed) keep(events <-chan event.Event) {
 	for ev := range events {
 		f.mu.Lock()
 		f.st.Apply(ev)
@@ -132,10 +133,10 @@ func (f *Feed) keep(events <-chan engine.Event) {
 }
 
 // deliver queues ev for c without blocking (f.mu held).
-func (f *Feed) deliver(c *feedClient, ev engine.Event) {
+func (f *Feed) deliver(c *feedClient, ev event.Event) {
 	if c.missed > 0 {
 		select {
-		case c.out <- engine.Event{Type: engine.EvMissed, Missed: c.missed, Time: ev.Time}:
+		case c.out <- event.Event{Type: event.EvMissed, Missed: c.missed, Time: ev.Time}:
 			c.missed = 0
 		default:
 			c.missed++
@@ -185,7 +186,7 @@ func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := f.st.Snapshot()
-	c := &feedClient{out: make(chan engine.Event, feedClientBuffer), gone: make(chan struct{})}
+	c := &feedClient{out: make(chan event.Event, feedClientBuffer), gone: make(chan struct{})}
 	f.clients[c] = struct{}{}
 	f.mu.Unlock()
 	defer func() {
@@ -300,7 +301,7 @@ func (f *Feed) act(a feedAction) error {
 type RemoteSource struct {
 	conn   *websocket.Conn
 	info   HeaderInfo
-	events chan engine.Event
+	events chan event.Event
 
 	writeMu sync.Mutex
 	mu      sync.Mutex
@@ -356,7 +357,7 @@ func Dial(ctx context.Context, addr, token string) (*RemoteSource, error) {
 	r := &RemoteSource{
 		conn:    conn,
 		info:    *hello.Info,
-		events:  make(chan engine.Event, subscriptionBuffer),
+		events:  make(chan event.Event, subscriptionBuffer),
 		waiting: map[int64]chan error{},
 		done:    make(chan struct{}),
 	}
@@ -411,7 +412,7 @@ func (r *RemoteSource) read() {
 	}
 }
 
-func (r *RemoteSource) Subscribe() (<-chan engine.Event, func()) {
+func (r *RemoteSource) Subscribe() (<-chan event.Event, func()) {
 	return r.events, func() {
 		r.once.Do(func() {
 			close(r.done)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // fakeEngine records the actions the feed server passes on.
@@ -85,7 +86,7 @@ func (f *fakeEngine) attachedNow() int {
 }
 
 // next reads one event or fails after a while.
-func next(t *testing.T, events <-chan engine.Event) engine.Event {
+func next(t *testing.T, events <-chan event.Event) event.Event {
 	t.Helper()
 	select {
 	case ev, ok := <-events:
@@ -96,7 +97,7 @@ func next(t *testing.T, events <-chan engine.Event) engine.Event {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event within 5s")
 	}
-	return engine.Event{}
+	return event.Event{}
 }
 
 // waitFor polls cond for up to 5 seconds.
@@ -113,7 +114,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func TestFeedRoundTrip(t *testing.T) {
 	t.Parallel()
-	bus := engine.NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe(1024)
 	eng := &fakeEngine{}
 	info := HeaderInfo{Endpoint: "http://127.0.0.1:4040/mcp", Token: "tok-0123456789abcdef", Mode: "stdio"}
@@ -156,7 +157,7 @@ func TestFeedRoundTrip(t *testing.T) {
 	for range want.Snapshot() {
 		got.Apply(next(t, events))
 	}
-	if len(got.Calls) != 6 || got.Call("c6").Status != engine.CallHeld || got.Call("c2").Tool != "list_files" {
+	if len(got.Calls) != 6 || got.Call("c6").Status != event.CallHeld || got.Call("c2").Tool != "list_files" {
 		t.Fatalf("calls after snapshot: %v", toolsOf(got.Calls))
 	}
 	nb := got.Notebooks["sales"]
@@ -171,8 +172,8 @@ func TestFeedRoundTrip(t *testing.T) {
 	}
 
 	// Then live events, in order.
-	bus.Publish(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c7", Tool: "list_kernels", Status: engine.CallRunning}})
-	if ev := next(t, events); ev.Type != engine.EvCallStarted || ev.Call.ID != "c7" || ev.Seq == 0 {
+	bus.Publish(event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c7", Tool: "list_kernels", Status: event.CallRunning}})
+	if ev := next(t, events); ev.Type != event.EvCallStarted || ev.Call.ID != "c7" || ev.Seq == 0 {
 		t.Fatalf("live event %+v", ev)
 	}
 
@@ -229,7 +230,7 @@ func TestFeedRoundTrip(t *testing.T) {
 
 func TestFeedCloseEndsRemoteStream(t *testing.T) {
 	t.Parallel()
-	bus := engine.NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe(16)
 	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, "")
 	srv := httptest.NewServer(feed)
@@ -261,7 +262,7 @@ func TestFeedOverUnixSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bus := engine.NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe(16)
 	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, "")
 	defer feed.Close()
@@ -280,7 +281,7 @@ func TestFeedOverUnixSocket(t *testing.T) {
 		defer feed.mu.Unlock()
 		return len(feed.clients) == 1
 	})
-	bus.Publish(engine.Event{Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k1", State: "busy"}})
+	bus.Publish(event.Event{Type: event.EvKernelStatus, Kernel: &event.KernelEvent{ID: "k1", State: "busy"}})
 	if ev := next(t, events); ev.Kernel == nil || ev.Kernel.State != "busy" {
 		t.Fatalf("event %+v", ev)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // HeaderInfo is what the workbench's header shows about the server it
@@ -64,17 +65,17 @@ func Local(e *engine.Engine, info HeaderInfo) *LocalSource {
 
 // Subscribe subscribes to the engine bus and records that a workbench is
 // watching (approval of held calls needs one) until stop is called.
-func (l *LocalSource) Subscribe() (<-chan engine.Event, func()) {
+func (l *LocalSource) Subscribe() (<-chan event.Event, func()) {
 	return subscribeEngine(l.e)
 }
 
 // ServerState is the server state now: it may have been published before
 // the workbench subscribed (the managed Jupyter server starting).
-func (l *LocalSource) ServerState() engine.ServerEvent { return l.e.ServerState() }
+func (l *LocalSource) ServerState() event.ServerEvent { return l.e.ServerState() }
 
 // subscribeEngine subscribes to e's bus and attaches a workbench for the
 // subscription's lifetime.
-func subscribeEngine(e *engine.Engine) (<-chan engine.Event, func()) {
+func subscribeEngine(e *engine.Engine) (<-chan event.Event, func()) {
 	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
 	detach := e.AttachUI()
 	var once sync.Once

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // Redacted replaces secrets in recordings.
@@ -34,7 +35,7 @@ func NewRecorder(w io.Writer, e *engine.Engine, secrets []string) *Recorder {
 }
 
 // NewBusRecorder records every event of bus to w until Close.
-func NewBusRecorder(w io.Writer, bus *engine.Bus, secrets []string) *Recorder {
+func NewBusRecorder(w io.Writer, bus *event.Bus, secrets []string) *Recorder {
 	r := NewRecordWriter(w, secrets)
 	sub := bus.SubscribeBatched(subscriptionBuffer, observerBatchWindow)
 	// Drain, not Close: the events of the last batch window (the last
@@ -64,7 +65,7 @@ func NewRecordWriter(w io.Writer, secrets []string) *Recorder {
 }
 
 // Write records one event.
-func (r *Recorder) Write(ev engine.Event) error {
+func (r *Recorder) Write(ev event.Event) error {
 	line, err := json.Marshal(ev)
 	if err != nil {
 		return err
@@ -89,7 +90,7 @@ func (r *Recorder) Write(ev engine.Event) error {
 // follow records every event until the channel is closed. After a write
 // error it keeps draining, so the bus does not count the events as missed
 // forever, but writes nothing more.
-func (r *Recorder) follow(events <-chan engine.Event) {
+func (r *Recorder) follow(events <-chan event.Event) {
 	for ev := range events {
 		_ = r.Write(ev)
 	}

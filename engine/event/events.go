@@ -1,10 +1,14 @@
-package engine
+// Package event is the vocabulary everyone who watches the engine shares:
+// the typed events and the bus that carries them, and the payloads the
+// workbench draws (a held call's preview, the cells an outside edit
+// changed, how a kernel went away). It is data only: it knows nothing of
+// notebooks in use, kernels or calls beyond what their events say.
+package event
 
 import (
 	"encoding/json"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
@@ -251,6 +255,12 @@ type ServerEvent struct {
 // The values of ServerEvent.Jupyter for a managed server at start-up: still
 // starting, or unable to start (JupyterProblem says why).
 const (
-	JupyterStarting = string(jupyter.PhaseStarting)
-	JupyterFailed   = string(jupyter.PhaseFailed)
+	JupyterStarting = "starting" // jupyter.PhaseStarting
+	JupyterFailed   = "failed"   // jupyter.PhaseFailed
 )
+
+// AllowedTool is a tool a person allowed for one session from now on.
+type AllowedTool struct {
+	Session string `json:"session"`
+	Tool    string `json:"tool"`
+}
