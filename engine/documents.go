@@ -357,7 +357,7 @@ func (e *Engine) SessionClosed(session string) {
 		e.sandboxes.sessionClosed(session)
 	}
 	// The workbench's session count goes down with it.
-	e.calls.bus.Publish(event.Event{Type: event.EvSessionClosed, Session: &event.SessionEvent{ID: session}})
+	e.bus.Publish(event.Event{Type: event.EvSessionClosed, Session: &event.SessionEvent{ID: session}})
 }
 
 // lookup resolves a notebook name for a session (see Notebook).

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
@@ -110,7 +111,7 @@ func IsUserError(err error) bool {
 type Engine struct {
 	// Each part of the engine keeps its state in its own registry, defined
 	// in its own file.
-	calls     *callRegistry    // calls.go
+	calls     *calls.Registry  // engine/calls; reached through Calls
 	sandboxes *sandboxRegistry // sandboxes.go
 
 	cfg  Config
@@ -154,8 +155,6 @@ type Engine struct {
 	first *jupyter.Client
 	// jupyterState is what that supervisor last said.
 	jupyterState atomic.Pointer[jupyter.ServerState]
-
-	resend resender // resend.go: the workbench's own calls
 
 	undo    *undoLog // undo.go: what it takes to revert each call's change
 	undoSeq atomic.Uint64
@@ -211,12 +210,17 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		started:  map[string]bool{},
 		retiring: map[string]chan struct{}{},
 	}
-	e.calls = newCallRegistry(bus)
 	e.undo = newUndoLog()
-	e.calls.undoable = e.undo.has
-	e.calls.jupyterURL = e.JupyterURL
 	e.first = client
-	e.calls.jupyterState = e.fillJupyterState
+	e.calls = calls.New(bus, calls.Options{
+		FillServer: func(st *event.ServerEvent) {
+			st.JupyterURL = e.JupyterURL()
+			e.fillJupyterState(st)
+		},
+		Undoable: e.undo.has,
+		ClientOf: e.clientOf,
+		Log:      log,
+	})
 	if cfg.JupyterStarting {
 		e.jupyterState.Store(&jupyter.ServerState{Phase: jupyter.PhaseStarting})
 	}
@@ -232,7 +236,7 @@ func (e *Engine) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
-	e.closeResend()
+	e.calls.Close()
 	e.mu.Lock()
 	kernels := e.kernels
 	e.kernels = map[string]*kernelEntry{}
@@ -275,6 +279,9 @@ func (e *Engine) CheckJupyter(ctx context.Context) error {
 
 // Bus is the engine's event bus.
 func (e *Engine) Bus() *event.Bus { return e.bus }
+
+// Calls is the call registry: admission, holds, decisions, resend.
+func (e *Engine) Calls() *calls.Registry { return e.calls }
 
 // JupyterURL is the base URL of the Jupyter server in use (no token).
 func (e *Engine) JupyterURL() string { return e.jupyterClient().BaseURL() }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
@@ -131,11 +132,11 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 		id := fmt.Sprintf("edges-%s", src)
 		ids = append(ids, id)
 		return func() error {
-			cctx, finish, err := e.BeginCall(ctx, CallStart{ID: id, Session: "s", Tool: "insert_cell"})
+			cctx, finish, err := e.Calls().BeginCall(ctx, calls.CallStart{ID: id, Session: "s", Tool: "insert_cell"})
 			if err != nil {
 				return err
 			}
-			defer finish(CallOutcome{})
+			defer finish(calls.CallOutcome{})
 			return insert(cctx, src)()
 		}
 	}

@@ -29,7 +29,7 @@ func (e *Engine) SetJupyterState(st jupyter.ServerState) {
 		return // up, as it was: nothing to tell
 	}
 	if e.jupyterClient() == e.first {
-		e.calls.publishState()
+		e.calls.PublishState()
 	}
 }
 

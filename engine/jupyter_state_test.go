@@ -49,7 +49,7 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 	if st := nextState(); st.Jupyter != "restarting" || st.JupyterAttempt != 2 || st.JupyterProblem == "" || st.JupyterCause != "killed by SIGKILL" {
 		t.Errorf("server state while restarting: %+v", st)
 	}
-	if st := e.ServerState(); st.Jupyter != "restarting" {
+	if st := e.Calls().ServerState(); st.Jupyter != "restarting" {
 		t.Errorf("ServerState while restarting: %+v", st)
 	}
 	_, err = e.ListFiles(ctx, "", 1, "")

@@ -2,10 +2,11 @@ package engine
 
 import (
 	"bytes"
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // testPreviews checks every preview against a real notebook: what it shows

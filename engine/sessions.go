@@ -303,6 +303,13 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	}
 	// The header shows the server in use, with the pause and approval
 	// state the call registry keeps.
-	e.calls.publishState()
+	e.calls.PublishState()
 	return sw, nil
+}
+
+// SessionOpened puts the session on the notebook most recently activated
+// and publishes EvSessionOpened.
+func (e *Engine) SessionOpened(id, client string) {
+	e.sessionStarted(id, client)
+	e.bus.Publish(event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: id, Client: client}})
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -27,8 +28,9 @@ const (
 // texts: it is the person's action, not a tool an agent can call.
 const undoTool = "undo"
 
-// callIdentity is which call a change belongs to: put into the call's
-// context by BeginCall (or by Undo for its own change), read by mutate.
+// callIdentity is which call a change belongs to: the call registry's
+// identity of the call (calls.IdentityOf), or the one Undo gives its own
+// change; read by mutate.
 type callIdentity struct {
 	id      string
 	tool    string
@@ -59,8 +61,13 @@ func undoIdentity(ctx context.Context) *callIdentity {
 	if ctx.Value(noUndoKey{}) != nil {
 		return nil
 	}
-	id, _ := ctx.Value(callIdentityKey{}).(*callIdentity)
-	return id
+	if id, ok := ctx.Value(callIdentityKey{}).(*callIdentity); ok {
+		return id
+	}
+	if c, ok := calls.IdentityOf(ctx); ok {
+		return &callIdentity{id: c.ID, tool: c.Tool, session: c.Session, at: c.Started}
+	}
+	return nil
 }
 
 // cellField names the parts of a cell a change may set.

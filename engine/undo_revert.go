@@ -63,10 +63,7 @@ func clock(t time.Time) string { return t.Local().Format("15:04:05") }
 // later change. The session that made the call is told on its next result
 // on the notebook.
 func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
-	e.calls.mu.Lock()
-	_, running := e.calls.calls[callID]
-	e.calls.mu.Unlock()
-	if running {
+	if e.calls.Running(callID) {
 		return UndoResult{}, Userf("call %s has not finished; undo it once it has", callID)
 	}
 	d, rs := e.undo.find(callID)
@@ -133,13 +130,14 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 	e.undo.mu.Unlock()
 	// The timeline shows the undo as an entry of its own, which the
 	// person can select and undo in turn.
-	entry := event.CallEvent{ID: id.id, Tool: undoTool, Status: event.CallRunning, Started: id.at, Summary: res.Summary, UndoOf: callID, Notebook: d.name}
-	e.calls.publishCall(event.EvCallStarted, entry)
-	entry.Status, entry.Duration = event.CallOK, time.Since(id.at)
-	entry.Undoable = id.made != nil
-	entry.Text = res.Summary + ": " + strings.Join(res.Changes, ", ")
-	entry.CellID = firstCell
-	e.calls.publishCall(event.EvCallFinished, entry)
+	started := event.CallEvent{ID: id.id, Tool: undoTool, Status: event.CallRunning, Started: id.at, Summary: res.Summary, UndoOf: callID, Notebook: d.name}
+	e.publish(event.Event{Type: event.EvCallStarted, Call: &started})
+	finished := started
+	finished.Status, finished.Duration = event.CallOK, time.Since(id.at)
+	finished.Undoable = id.made != nil
+	finished.Text = res.Summary + ": " + strings.Join(res.Changes, ", ")
+	finished.CellID = firstCell
+	e.publish(event.Event{Type: event.EvCallFinished, Call: &finished})
 	e.tellUndone(d, rs, res.Changes)
 	return res, nil
 }

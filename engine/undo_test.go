@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
@@ -19,12 +20,12 @@ var testCallSeq atomic.Int64
 func asCall(t *testing.T, e *Engine, session, tool string, op func(ctx context.Context) error) string {
 	t.Helper()
 	id := fmt.Sprintf("call-%d", testCallSeq.Add(1))
-	ctx, finish, err := e.BeginCall(ctxT(t), CallStart{ID: id, Session: session, Tool: tool})
+	ctx, finish, err := e.Calls().BeginCall(ctxT(t), calls.CallStart{ID: id, Session: session, Tool: tool})
 	if err != nil {
 		t.Fatalf("BeginCall: %v", err)
 	}
 	err = op(ctx)
-	finish(CallOutcome{})
+	finish(calls.CallOutcome{})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
@@ -74,18 +74,18 @@ func canElicit(ss *sdk.ServerSession) bool {
 
 // askClient returns the engine's way to ask the person at this call's
 // client, or nil when the client cannot be asked.
-func (s *Server) askClient(ss *sdk.ServerSession, d *toolDef, session, tool string, args json.RawMessage) engine.AskClient {
+func (s *Server) askClient(ss *sdk.ServerSession, d *toolDef, session, tool string, args json.RawMessage) calls.AskClient {
 	if !canElicit(ss) {
 		return nil
 	}
-	return func(ctx context.Context, preview *event.CallPreview) (engine.ClientAnswer, error) {
+	return func(ctx context.Context, preview *event.CallPreview) (calls.ClientAnswer, error) {
 		res, err := ss.Elicit(ctx, &sdk.ElicitParams{
 			Mode:            "form",
 			Message:         s.approvalQuestion(d, session, tool, args, preview),
 			RequestedSchema: approvalSchema,
 		})
 		if err != nil {
-			return engine.ClientAnswer{}, fmt.Errorf("elicitation failed: %s", redact(err.Error()))
+			return calls.ClientAnswer{}, fmt.Errorf("elicitation failed: %s", redact(err.Error()))
 		}
 		return clientAnswer(res), nil
 	}
@@ -94,17 +94,17 @@ func (s *Server) askClient(ss *sdk.ServerSession, d *toolDef, session, tool stri
 // clientAnswer reads the person's answer. Anything but an accepted form
 // that chose allow is a denial: failing safe beats running a call no one
 // allowed.
-func clientAnswer(res *sdk.ElicitResult) engine.ClientAnswer {
+func clientAnswer(res *sdk.ElicitResult) calls.ClientAnswer {
 	switch res.Action {
 	case "accept":
 	case "decline":
-		return engine.ClientAnswer{}
+		return calls.ClientAnswer{}
 	default: // "cancel", or anything a client invents
-		return engine.ClientAnswer{Dismissed: true}
+		return calls.ClientAnswer{Dismissed: true}
 	}
 	reason, _ := res.Content[approvalReason].(string)
 	choice, _ := res.Content[approvalDecision].(string)
-	return engine.ClientAnswer{Allow: choice == approvalAllow, Reason: reason}
+	return calls.ClientAnswer{Allow: choice == approvalAllow, Reason: reason}
 }
 
 // approvalQuestion is the message the person reads: which tool, on which
@@ -130,7 +130,7 @@ func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.Ra
 		b.WriteString("\nArguments: " + summary)
 	}
 	fmt.Fprintf(&b, "\nThis server holds such calls for approval (--approve %s). Allow it to run once, or deny it (a reason you give is passed to the agent). Without an answer within %s it is denied.",
-		s.e.ServerState().ApprovalMode, s.e.ApprovalTimeout())
+		s.e.Calls().ServerState().ApprovalMode, s.e.Calls().ApprovalTimeout())
 	return b.String()
 }
 

@@ -9,7 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
@@ -43,7 +43,7 @@ func approvalNotebook(t *testing.T, h *harness, cs *sdk.ClientSession, timeout t
 	t.Helper()
 	rel := h.writeNotebook("held.ipynb", "a = 1", "b = 2")
 	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "held", "notebook_path": rel})
-	h.e.SetApproval(engine.ApproveDestructive, timeout)
+	h.e.Calls().SetApproval(calls.ApproveDestructive, timeout)
 	return rel
 }
 

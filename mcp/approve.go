@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
 
@@ -79,7 +82,7 @@ func previewOf[In any](f func(In) engine.PreviewRequest) func(json.RawMessage) e
 // approvalStart fills what a held call needs: whether it runs code, its
 // preview, and the checker of a person's edit. shown are the arguments as
 // the workbench shows them (redacted); args as the agent sent them.
-func (s *Server) approvalStart(st *engine.CallStart, d *toolDef, args, shown json.RawMessage) {
+func (s *Server) approvalStart(st *calls.CallStart, d *toolDef, args, shown json.RawMessage) {
 	if d == nil {
 		return
 	}
@@ -87,7 +90,11 @@ func (s *Server) approvalStart(st *engine.CallStart, d *toolDef, args, shown jso
 	// A preview is shown by a workbench, or by the client when it is
 	// asked instead (approval.go); it is only made for a held call.
 	if p := previewers[d.name]; p != nil && (shown != nil || st.Ask != nil) {
-		st.Preview = func() engine.PreviewRequest { return p(args) }
+		session := st.Session
+		st.Preview = func(ctx context.Context) *event.CallPreview {
+			preview := s.e.Preview(ctx, session, p(args))
+			return &preview
+		}
 	}
 	if shown == nil {
 		// No one watches: no workbench can take an edit.

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
@@ -109,7 +110,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		} else {
 			args = nil
 		}
-		start := engine.CallStart{
+		start := calls.CallStart{
 			ID:          c.id,
 			Session:     c.session,
 			Tool:        ctr.Params.Name,
@@ -121,7 +122,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		// Whether it runs code; when someone watches, what it would do
 		// and how its arguments may be edited (approve.go).
 		s.approvalStart(&start, d, sent, args)
-		callCtx, finish, err := s.e.BeginCall(ctx, start)
+		callCtx, finish, err := s.e.Calls().BeginCall(ctx, start)
 		if err != nil {
 			// Refused (denied, paused too long, no workbench to approve):
 			// the call must not run. The engine has recorded the outcome.
@@ -132,7 +133,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 		}
 
-		edited, wasEdited := engine.EditedArgs(callCtx)
+		edited, wasEdited := calls.EditedArgs(callCtx)
 		if wasEdited {
 			ctr.Params.Arguments = edited
 		}
@@ -159,7 +160,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			rewriteArgumentError(d, res)
 		}
 
-		outcome := engine.CallOutcome{
+		outcome := calls.CallOutcome{
 			Status:        status,
 			SchemaOK:      c.schemaOK,
 			SchemaProblem: c.schemaProblem,

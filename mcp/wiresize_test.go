@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
@@ -47,7 +47,7 @@ func TestMeasureResult(t *testing.T) {
 		&sdk.ImageContent{Data: img, MIMEType: "image/png"},
 		&sdk.TextContent{Text: "second\n"},
 	}}
-	o := engine.CallOutcome{Structured: json.RawMessage(`{"kind":"outputs","result":["x"]}`)}
+	o := calls.CallOutcome{Structured: json.RawMessage(`{"kind":"outputs","result":["x"]}`)}
 	measureResult(&o, res)
 	want := 0
 	for _, c := range res.Content {

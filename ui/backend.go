@@ -9,7 +9,7 @@ package ui
 import (
 	"context"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
@@ -33,7 +33,7 @@ type Backend interface {
 	Decide(id string, allow bool) error
 	// Settle decides a held call with more to say: allow for the
 	// session, deny with a reason, allow with edited arguments.
-	Settle(id string, v engine.Verdict) error
+	Settle(id string, v calls.Verdict) error
 	// RevokeAllowed forgets the tools allowed for a session.
 	RevokeAllowed() error
 	// Undo reverts what a finished call changed in a notebook; the error
@@ -45,7 +45,7 @@ type Backend interface {
 	// Resend checks edited arguments against the tool's input schema
 	// and runs the call again as the workbench's own session; the error
 	// says why it was refused. It does not wait for the call.
-	Resend(r engine.Resend) error
+	Resend(r calls.Resend) error
 }
 
 // The sources of package observe are backends.

@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
@@ -143,7 +143,7 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 	// duration 7, status 9. Narrow panes drop the session and args.
 	const durW, statusW = 7, 9
 	timeW, sessW := 8, 8
-	if _, ok := m.st.Sessions[engine.WorkbenchSession]; ok {
+	if _, ok := m.st.Sessions[calls.WorkbenchSession]; ok {
 		// Room for the workbench's own session, named whole.
 		sessW = 9
 	}
@@ -208,7 +208,7 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 		}
 		status := m.statusLabel(c.Status)
 		tool := c.Tool
-		own := c.Session == engine.WorkbenchSession
+		own := c.Session == calls.WorkbenchSession
 		if own {
 			// The person's own call (a resend): marked, and in its colour.
 			tool = "↻ " + tool

@@ -19,7 +19,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
@@ -50,7 +50,7 @@ type fakeBackend struct {
 	revokes    int
 	undos      []string
 	undoErr    error // what Undo answers
-	resends    []engine.Resend
+	resends    []calls.Resend
 	resendErr  error // what Resend answers
 	noResend   error // what CanResend answers
 }
@@ -98,7 +98,7 @@ func (f *fakeBackend) Decide(id string, allow bool) error {
 	return nil
 }
 
-func (f *fakeBackend) Settle(id string, v engine.Verdict) error {
+func (f *fakeBackend) Settle(id string, v calls.Verdict) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.verdicts = append(f.verdicts, id+":"+verdictString(v))
@@ -118,7 +118,7 @@ func (f *fakeBackend) Undo(id string) error {
 }
 
 func (f *fakeBackend) CanResend() error { return f.noResend }
-func (f *fakeBackend) Resend(r engine.Resend) error {
+func (f *fakeBackend) Resend(r calls.Resend) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resends = append(f.resends, r)
@@ -126,7 +126,7 @@ func (f *fakeBackend) Resend(r engine.Resend) error {
 }
 
 // verdictString is a verdict as the tests compare it.
-func verdictString(v engine.Verdict) string {
+func verdictString(v calls.Verdict) string {
 	s := "deny"
 	if v.Allow {
 		s = "allow"

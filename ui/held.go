@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
@@ -145,7 +145,7 @@ func (m Model) handleEditorKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 			if reason == "" {
 				what = "denied " + tool
 			}
-			return m, m.settleCmd(id, engine.Verdict{Reason: reason}, what)
+			return m, m.settleCmd(id, calls.Verdict{Reason: reason}, what)
 		}
 		h.reason, cmd = h.reason.Update(msg)
 	case editArgs:
@@ -163,7 +163,7 @@ func (m Model) handleEditorKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 			if h.resend {
 				return m, m.resendCmd(h.callID, h.tool, json.RawMessage(text))
 			}
-			return m, m.settleCmd(h.callID, engine.Verdict{Allow: true, Args: json.RawMessage(text)}, "allowed "+h.tool+" with edited arguments")
+			return m, m.settleCmd(h.callID, calls.Verdict{Allow: true, Args: json.RawMessage(text)}, "allowed "+h.tool+" with edited arguments")
 		case tea.KeyCtrlO:
 			cmd := m.externalEditCmd()
 			return m, cmd
@@ -182,7 +182,7 @@ func jsonProblem(text string) string {
 }
 
 // settleCmd sends a verdict for a held call.
-func (m Model) settleCmd(callID string, v engine.Verdict, what string) tea.Cmd {
+func (m Model) settleCmd(callID string, v calls.Verdict, what string) tea.Cmd {
 	b := m.backend
 	return func() tea.Msg {
 		return settledMsg{callID: callID, what: what, edit: v.Args != nil, err: b.Settle(callID, v)}

@@ -12,7 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
@@ -412,7 +412,7 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		}
 	case key.Matches(msg, k.AllowSession):
 		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
-			return m, m.settleCmd(c.ID, engine.Verdict{Allow: true, ForSession: true}, "allowed "+c.Tool+" for session "+short(c.Session, 8))
+			return m, m.settleCmd(c.ID, calls.Verdict{Allow: true, ForSession: true}, "allowed "+c.Tool+" for session "+short(c.Session, 8))
 		}
 	case key.Matches(msg, k.DenyReason):
 		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
@@ -728,7 +728,7 @@ func (m *Model) headerView() string {
 	if m.st.Server.Paused {
 		stats = append(stats, s.Warning.Render("PAUSED: new calls wait"))
 	}
-	if mode := m.st.Server.ApprovalMode; mode != "" && mode != engine.ApproveOff {
+	if mode := m.st.Server.ApprovalMode; mode != "" && mode != calls.ApproveOff {
 		stats = append(stats, kv("approval", mode))
 	}
 	if len(m.st.Server.Allowed) > 0 {

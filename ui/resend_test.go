@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
@@ -39,10 +39,10 @@ func resentEvents(t *testing.T, text string) []event.Event {
 	ok := true
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	return []event.Event{
-		{Seq: 10, Time: at(10), Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: engine.WorkbenchSession, Client: "workbench test"}},
-		{Seq: 11, Time: at(10), Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c2", Session: engine.WorkbenchSession, Tool: "execute_code",
+		{Seq: 10, Time: at(10), Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: calls.WorkbenchSession, Client: "workbench test"}},
+		{Seq: 11, Time: at(10), Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c2", Session: calls.WorkbenchSession, Tool: "execute_code",
 			Args: raw(t, map[string]any{"code": "2+2"}), Status: event.CallRunning, Started: at(10), ResendOf: "c1"}},
-		{Seq: 12, Time: at(10.3), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c2", Session: engine.WorkbenchSession, Tool: "execute_code",
+		{Seq: 12, Time: at(10.3), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c2", Session: calls.WorkbenchSession, Tool: "execute_code",
 			Status: event.CallOK, Started: at(10), Duration: 300 * time.Millisecond, Text: text, SchemaOK: &ok, ResendOf: "c1",
 			Structured: raw(t, map[string]any{"kind": "outputs", "count": 1, "outputs": []any{map[string]any{"type": "execute_result", "text": text}}})}},
 	}
@@ -106,9 +106,9 @@ func TestResendOpensTheEditorAndSplitsTheDetail(t *testing.T) {
 			if m.calls.selected != "c2" {
 				t.Fatalf("selected %q, want the resend c2", m.calls.selected)
 			}
-			calls := ansi.Strip(renderPane(m, FocusCalls))
-			if !strings.Contains(calls, "workbench") || !strings.Contains(calls, "↻ execute_code") {
-				t.Fatalf("the resend is not marked as the workbench's:\n%s", calls)
+			timeline := ansi.Strip(renderPane(m, FocusCalls))
+			if !strings.Contains(timeline, "workbench") || !strings.Contains(timeline, "↻ execute_code") {
+				t.Fatalf("the resend is not marked as the workbench's:\n%s", timeline)
 			}
 			// Zoomed, the detail has room for both sides and the diff.
 			m.zoomed = true
@@ -127,7 +127,7 @@ func TestResendOpensTheEditorAndSplitsTheDetail(t *testing.T) {
 			checkFrame(t, "screen", m.View(), sz.w, sz.h)
 
 			// Copied or exported, the resend names the call it resent.
-			if e := exportCall(m.selectedCall(), nil); e.ResendOf != "c1" || e.Session != engine.WorkbenchSession {
+			if e := exportCall(m.selectedCall(), nil); e.ResendOf != "c1" || e.Session != calls.WorkbenchSession {
 				t.Fatalf("exported: %+v", e)
 			}
 

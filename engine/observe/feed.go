@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
@@ -48,7 +49,7 @@ type feedAction struct {
 	KernelID string `json:"kernelID,omitempty"`
 	Ref      int64  `json:"ref,omitempty"`
 
-	Verdict *engine.Verdict `json:"verdict,omitempty"` // settle
+	Verdict *calls.Verdict `json:"verdict,omitempty"` // settle
 }
 
 // feedEngine is what the feed server needs of the engine; *engine.Engine
@@ -58,7 +59,7 @@ type feedEngine interface {
 	CancelCall(id string) error
 	SetPaused(paused bool)
 	Decide(id string, allow bool) error
-	Settle(id string, v engine.Verdict) error
+	Settle(id string, v calls.Verdict) error
 	RevokeAllowed()
 	Undo(ctx context.Context, callID string) (engine.UndoResult, error)
 	AttachUI() (detach func())
@@ -101,7 +102,24 @@ type feedClient struct {
 // included, is sent to every workbench that attaches.
 func ServeFeed(e *engine.Engine, info HeaderInfo, token string) *Feed {
 	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
-	return newFeed(sub.C(), sub.Close, e, info, token)
+	return newFeed(sub.C(), sub.Close, engineActions{e}, info, token)
+}
+
+// engineActions is an in-process engine as the feed's actions need it:
+// the call registry's, and the core's own.
+type engineActions struct{ e *engine.Engine }
+
+func (a engineActions) InterruptKernel(ctx context.Context, kernelID string) error {
+	return a.e.InterruptKernel(ctx, kernelID)
+}
+func (a engineActions) CancelCall(id string) error              { return a.e.Calls().CancelCall(id) }
+func (a engineActions) SetPaused(paused bool)                   { a.e.Calls().SetPaused(paused) }
+func (a engineActions) Decide(id string, allow bool) error      { return a.e.Calls().Decide(id, allow) }
+func (a engineActions) Settle(id string, v calls.Verdict) error { return a.e.Calls().Settle(id, v) }
+func (a engineActions) RevokeAllowed()                          { a.e.Calls().RevokeAllowed() }
+func (a engineActions) AttachUI() (detach func())               { return a.e.Calls().AttachUI() }
+func (a engineActions) Undo(ctx context.Context, callID string) (engine.UndoResult, error) {
+	return a.e.Undo(ctx, callID)
 }
 
 func newFeed(events <-chan event.Event, stop func(), eng feedEngine, info HeaderInfo, token string) *Feed {
@@ -472,13 +490,13 @@ func (r *RemoteSource) Decide(id string, allow bool) error {
 	return r.doTimeout(feedAction{Action: "decide", ID: id, Allow: allow})
 }
 
-func (r *RemoteSource) Settle(id string, v engine.Verdict) error {
+func (r *RemoteSource) Settle(id string, v calls.Verdict) error {
 	return r.doTimeout(feedAction{Action: "settle", ID: id, Verdict: &v})
 }
 
 func (r *RemoteSource) CanResend() error { return ErrResendAttached }
 
-func (r *RemoteSource) Resend(engine.Resend) error { return ErrResendAttached }
+func (r *RemoteSource) Resend(calls.Resend) error { return ErrResendAttached }
 
 func (r *RemoteSource) RevokeAllowed() error {
 	return r.doTimeout(feedAction{Action: "revoke"})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
@@ -56,7 +57,7 @@ func (f *fakeEngine) Decide(id string, allow bool) error {
 	}
 	return nil
 }
-func (f *fakeEngine) Settle(id string, v engine.Verdict) error {
+func (f *fakeEngine) Settle(id string, v calls.Verdict) error {
 	f.record(fmt.Sprintf("settle %s allow=%v session=%v reason=%q args=%s", id, v.Allow, v.ForSession, v.Reason, v.Args))
 	return nil
 }
@@ -193,10 +194,10 @@ func TestFeedRoundTrip(t *testing.T) {
 	if err := b.Decide("c6", false); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Settle("c8", engine.Verdict{Reason: "not that cell"}); err != nil {
+	if err := b.Settle("c8", calls.Verdict{Reason: "not that cell"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Settle("c9", engine.Verdict{Allow: true, ForSession: true, Args: []byte(`{"code":"1"}`)}); err != nil {
+	if err := b.Settle("c9", calls.Verdict{Allow: true, ForSession: true, Args: []byte(`{"code":"1"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.RevokeAllowed(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
@@ -71,13 +72,13 @@ func (l *LocalSource) Subscribe() (<-chan event.Event, func()) {
 
 // ServerState is the server state now: it may have been published before
 // the workbench subscribed (the managed Jupyter server starting).
-func (l *LocalSource) ServerState() event.ServerEvent { return l.e.ServerState() }
+func (l *LocalSource) ServerState() event.ServerEvent { return l.e.Calls().ServerState() }
 
 // subscribeEngine subscribes to e's bus and attaches a workbench for the
 // subscription's lifetime.
 func subscribeEngine(e *engine.Engine) (<-chan event.Event, func()) {
 	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
-	detach := e.AttachUI()
+	detach := e.Calls().AttachUI()
 	var once sync.Once
 	return sub.C(), func() {
 		once.Do(func() {
@@ -93,23 +94,23 @@ func (l *LocalSource) InterruptKernel(ctx context.Context, kernelID string) erro
 	return l.e.InterruptKernel(ctx, kernelID)
 }
 
-func (l *LocalSource) CancelCall(id string) error { return l.e.CancelCall(id) }
+func (l *LocalSource) CancelCall(id string) error { return l.e.Calls().CancelCall(id) }
 
 func (l *LocalSource) SetPaused(paused bool) error {
-	l.e.SetPaused(paused)
+	l.e.Calls().SetPaused(paused)
 	return nil
 }
 
-func (l *LocalSource) Decide(id string, allow bool) error { return l.e.Decide(id, allow) }
+func (l *LocalSource) Decide(id string, allow bool) error { return l.e.Calls().Decide(id, allow) }
 
-func (l *LocalSource) Settle(id string, v engine.Verdict) error { return l.e.Settle(id, v) }
+func (l *LocalSource) Settle(id string, v calls.Verdict) error { return l.e.Calls().Settle(id, v) }
 
-func (l *LocalSource) CanResend() error { return l.e.CanResend() }
+func (l *LocalSource) CanResend() error { return l.e.Calls().CanResend() }
 
-func (l *LocalSource) Resend(r engine.Resend) error { return l.e.Resend(r) }
+func (l *LocalSource) Resend(r calls.Resend) error { return l.e.Calls().Resend(r) }
 
 func (l *LocalSource) RevokeAllowed() error {
-	l.e.RevokeAllowed()
+	l.e.Calls().RevokeAllowed()
 	return nil
 }
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
@@ -273,8 +273,8 @@ func (p *ReplaySource) InterruptKernel(context.Context, string) error { return E
 func (p *ReplaySource) CancelCall(string) error                       { return ErrReadOnly }
 func (p *ReplaySource) SetPaused(bool) error                          { return ErrReadOnly }
 func (p *ReplaySource) Decide(string, bool) error                     { return ErrReadOnly }
-func (p *ReplaySource) Settle(string, engine.Verdict) error           { return ErrReadOnly }
+func (p *ReplaySource) Settle(string, calls.Verdict) error            { return ErrReadOnly }
 func (p *ReplaySource) RevokeAllowed() error                          { return ErrReadOnly }
 func (p *ReplaySource) Undo(string) error                             { return ErrReadOnly }
 func (p *ReplaySource) CanResend() error                              { return ErrResendReplay }
-func (p *ReplaySource) Resend(engine.Resend) error                    { return ErrResendReplay }
+func (p *ReplaySource) Resend(calls.Resend) error                     { return ErrResendReplay }

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
 )
@@ -43,7 +43,7 @@ func (b *loggingBackend) Decide(id string, allow bool) error {
 	return b.write("decide %s %v", id, allow)
 }
 
-func (b *loggingBackend) Settle(id string, v engine.Verdict) error {
+func (b *loggingBackend) Settle(id string, v calls.Verdict) error {
 	return b.write("settle %s allow=%v session=%v reason=%q args=%s", id, v.Allow, v.ForSession, v.Reason, v.Args)
 }
 func (b *loggingBackend) RevokeAllowed() error { return b.write("revoke") }

@@ -1,13 +1,14 @@
-package engine
+package calls
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // heldCall starts call id on h (mode all, a workbench attached by the
@@ -30,7 +31,7 @@ func TestDenyWithReason(t *testing.T) {
 	}
 	r := wait(t, res)
 	want := "the person supervising this server denied this call to delete_cell in the workbench; it was not run. Their reason: keep the data cells, delete the scratch ones instead"
-	if r.err == nil || !IsUserError(r.err) || r.err.Error() != want {
+	if r.err == nil || !isUserError(r.err) || r.err.Error() != want {
 		t.Fatalf("error = %v, want %q", r.err, want)
 	}
 	if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallDenied || f.Error != want {
@@ -206,28 +207,6 @@ func TestEditHeldCall(t *testing.T) {
 	if _, ok := EditedArgs(r.ctx); ok || r.err != nil {
 		t.Fatalf("unedited call: %v %v", ok, r.err)
 	}
-}
-
-func TestHeldCallCarriesPreview(t *testing.T) {
-	t.Parallel()
-	h := newCallHarness(t)
-	h.e.SetApproval(ApproveAll, time.Hour)
-	defer h.e.AttachUI()()
-	// No notebook is in use: the preview says so rather than nothing.
-	res, held := heldCall(t, h, CallStart{ID: "x", Session: "s", Tool: "delete_cell",
-		Preview: func() PreviewRequest { return PreviewRequest{Op: PreviewDelete, Indices: []int{0}} }})
-	if held.Preview == nil || !strings.Contains(held.Preview.Problem, "notebook") {
-		t.Fatalf("held preview = %+v", held.Preview)
-	}
-	_ = h.e.Decide("x", false)
-	wait(t, res)
-	// A call without a preview request has none.
-	res, held = heldCall(t, h, CallStart{ID: "y", Tool: "list_files"})
-	if held.Preview != nil {
-		t.Fatalf("preview without a request: %+v", held.Preview)
-	}
-	_ = h.e.Decide("y", false)
-	wait(t, res)
 }
 
 // A workbench that subscribes after the mode was set learns it when it

@@ -1,12 +1,13 @@
-package engine
+package calls
 
 import (
 	"context"
 	"errors"
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // askStub is the person at the client: it records that it was asked and
@@ -68,8 +69,13 @@ func TestCallApprovalThroughClient(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newCallHarness(t)
-			h.e.SessionOpened("s1", "host-x 2.0")
+			// The client named itself so when its session opened.
+			h := newCallHarnessWith(t, Options{ClientOf: func(session string) string {
+				if session == "s1" {
+					return "host-x 2.0"
+				}
+				return ""
+			}})
 			h.e.SetApproval(ApproveDestructive, tt.timeout)
 			stub := newAskStub()
 			res := h.beginAsync(context.Background(), CallStart{ID: "x", Session: "s1", Tool: "delete_cell", Destructive: true, Ask: stub.ask})
@@ -110,7 +116,7 @@ func TestCallApprovalThroughClient(t *testing.T) {
 				}
 				return
 			}
-			if r.err == nil || !IsUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
+			if r.err == nil || !isUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
 				t.Fatalf("BeginCall error = %v, want a UserError with %q", r.err, tt.wantErr)
 			}
 			want := event.CallDenied
@@ -193,24 +199,5 @@ func TestClientCancelWhileAsked(t *testing.T) {
 	}
 	if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallCancelled {
 		t.Errorf("finished %+v", f)
-	}
-}
-
-// The person at the client is shown the same preview a workbench would
-// be: here, why there is none (no notebook in use).
-func TestClientAskedWithPreview(t *testing.T) {
-	t.Parallel()
-	h := newCallHarness(t)
-	h.e.SetApproval(ApproveDestructive, time.Hour)
-	stub := newAskStub()
-	res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "delete_cell", Destructive: true, Ask: stub.ask,
-		Preview: func() PreviewRequest { return PreviewRequest{Op: PreviewDelete, Indices: []int{0}} }})
-	p := <-stub.asked
-	if p == nil || !strings.Contains(p.Problem, "notebook") {
-		t.Errorf("the client was shown %+v", p)
-	}
-	stub.answer <- askReply{a: ClientAnswer{Reason: "no"}}
-	if r := wait(t, res); r.err == nil {
-		t.Fatal("a denied call ran")
 	}
 }

@@ -1,26 +1,31 @@
-package engine
+package calls
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
-// callHarness is an engine with only the call registry, and a subscription
-// to its bus.
+// callHarness is a call registry and a subscription to its bus.
 type callHarness struct {
-	e   *Engine
+	e   *Registry
 	sub *event.Subscription
 }
 
 func newCallHarness(t *testing.T) *callHarness {
 	t.Helper()
+	return newCallHarnessWith(t, Options{})
+}
+
+func newCallHarnessWith(t *testing.T, opts Options) *callHarness {
+	t.Helper()
 	bus := event.NewBus()
-	h := &callHarness{e: &Engine{calls: newCallRegistry(bus)}, sub: bus.Subscribe(1000)}
+	h := &callHarness{e: New(bus, opts), sub: bus.Subscribe(1000)}
 	t.Cleanup(h.sub.Close)
 	return h
 }
@@ -125,7 +130,7 @@ func TestCallLifecycle(t *testing.T) {
 	if ctx.Err() == nil {
 		t.Error("the call context is still live after finish")
 	}
-	if err := h.e.CancelCall("c1"); err == nil || !IsUserError(err) {
+	if err := h.e.CancelCall("c1"); err == nil || !isUserError(err) {
 		t.Errorf("CancelCall of a finished call = %v, want a UserError", err)
 	}
 }
@@ -157,7 +162,7 @@ func TestCallFinishStatus(t *testing.T) {
 					t.Fatal(err)
 				}
 				<-ctx.Done()
-				if cause := context.Cause(ctx); !IsUserError(cause) || !strings.Contains(cause.Error(), "cancelled in the workbench") {
+				if cause := context.Cause(ctx); !isUserError(cause) || !strings.Contains(cause.Error(), "cancelled in the workbench") {
 					t.Errorf("cause = %v", cause)
 				}
 			}
@@ -188,7 +193,7 @@ func TestCallIDs(t *testing.T) {
 	} else {
 		finish(CallOutcome{})
 	}
-	if err := h.e.CancelCall("nope"); !IsUserError(err) {
+	if err := h.e.CancelCall("nope"); !isUserError(err) {
 		t.Errorf("CancelCall(unknown) = %v", err)
 	}
 }
@@ -203,7 +208,7 @@ func TestCallPause(t *testing.T) {
 	}{
 		{"resume", func(h *callHarness, _ context.CancelFunc) { h.e.SetPaused(false) }, nil, ""},
 		{"cancelled in workbench", func(h *callHarness, _ context.CancelFunc) { _ = h.e.CancelCall("p") },
-			func(err error) bool { return IsUserError(err) && strings.Contains(err.Error(), "cancelled") }, event.CallCancelled},
+			func(err error) bool { return isUserError(err) && strings.Contains(err.Error(), "cancelled") }, event.CallCancelled},
 		{"client gave up", func(_ *callHarness, cancel context.CancelFunc) { cancel() },
 			func(err error) bool { return errors.Is(err, context.Canceled) }, event.CallCancelled},
 	}
@@ -333,7 +338,7 @@ func TestCallApproval(t *testing.T) {
 				}
 				return
 			}
-			if r.err == nil || !IsUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
+			if r.err == nil || !isUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
 				t.Fatalf("BeginCall error = %v, want a UserError with %q", r.err, tt.wantErr)
 			}
 			ev := h.next(t, event.EvCallHeld, event.EvCallFinished)
@@ -379,7 +384,7 @@ func TestDetachDeniesHeldCalls(t *testing.T) {
 func TestDecideErrors(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
-	if err := h.e.Decide("nope", true); !IsUserError(err) {
+	if err := h.e.Decide("nope", true); !isUserError(err) {
 		t.Errorf("Decide(unknown) = %v", err)
 	}
 	_, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "running", Tool: "t"})
@@ -387,7 +392,7 @@ func TestDecideErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer finish(CallOutcome{})
-	if err := h.e.Decide("running", true); !IsUserError(err) {
+	if err := h.e.Decide("running", true); !isUserError(err) {
 		t.Errorf("Decide on a call not held = %v", err)
 	}
 	if got := h.e.ApprovalTimeout(); got != DefaultApprovalTimeout {
@@ -395,20 +400,9 @@ func TestDecideErrors(t *testing.T) {
 	}
 }
 
-func TestSessionOpened(t *testing.T) {
-	t.Parallel()
-	h := newCallHarness(t)
-	h.e.SessionOpened("s9", "claude-code 1.0")
-	if s := h.next(t, event.EvSessionOpened).Session; s.ID != "s9" || s.Client != "claude-code 1.0" {
-		t.Errorf("session = %+v", s)
-	}
-}
-
-func TestSessionClosedIsPublished(t *testing.T) {
-	t.Parallel()
-	h := newCallHarness(t)
-	h.e.SessionClosed("s9")
-	if s := h.next(t, event.EvSessionClosed).Session; s == nil || s.ID != "s9" {
-		t.Errorf("session = %+v", s)
-	}
+// isUserError is the engine's IsUserError: err is a problem the caller
+// can fix.
+func isUserError(err error) bool {
+	var u interface{ CallerCanFix() bool }
+	return errors.As(err, &u) && u.CallerCanFix()
 }

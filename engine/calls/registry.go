@@ -1,4 +1,10 @@
-package engine
+// Package calls is the call registry: every tool call as it arrives, its
+// admission (pause, approval modes, the tools allowed for a session), the
+// calls held for a person to decide and the decisions, cancellation, and
+// the calls the person at the workbench resends. It reaches the rest of the
+// engine only through the funcs of Options and the bus; the engine holds
+// one Registry (Engine.Calls).
+package calls
 
 import (
 	"cmp"
@@ -6,9 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
@@ -37,10 +45,10 @@ type CallStart struct {
 	// RunsCode marks a call that runs code in a kernel or a sandbox: the
 	// calls ApproveExecute holds.
 	RunsCode bool
-	// Preview, when set, describes what the call would do in the engine's
-	// terms; it is asked only when the call is held, and the engine then
-	// computes the preview (preview.go) and publishes it on EvCallHeld.
-	Preview func() PreviewRequest
+	// Preview, when set, computes what the call would do (the engine's
+	// Preview); it is asked only when the call is held, and the preview
+	// is published on EvCallHeld.
+	Preview func(ctx context.Context) *event.CallPreview
 	// Check, when set, checks arguments a person edited while the call was
 	// held (against the tool's input schema) and returns them as the call
 	// should get them; without it the call's arguments cannot be edited.
@@ -88,32 +96,45 @@ const DefaultApprovalTimeout = 2 * time.Minute
 
 // errCancelledInWorkbench is the cause of a call context cancelled by
 // CancelCall, so that whoever runs the call can tell the agent why.
-var errCancelledInWorkbench = &UserError{Msg: "the call was cancelled in the workbench by the person supervising this server"}
+var errCancelledInWorkbench = &Refusal{Msg: "the call was cancelled in the workbench by the person supervising this server"}
 
 // errNoWorkbench refuses a call that needs approval when no one can give it.
-var errNoWorkbench = &UserError{Msg: "this call needs approval in the workbench, and no workbench is attached; start with --approve off or attach one"}
+var errNoWorkbench = &Refusal{Msg: "this call needs approval in the workbench, and no workbench is attached; start with --approve off or attach one"}
 
 // errNoApprover refuses a call that needs approval when no workbench is
 // attached and the calling client cannot be asked either.
-var errNoApprover = &UserError{Msg: errNoWorkbench.Msg + " (this MCP client does not support elicitation, so its user cannot be asked instead)"}
+var errNoApprover = &Refusal{Msg: errNoWorkbench.Msg + " (this MCP client does not support elicitation, so its user cannot be asked instead)"}
 
 // maxReasonBytes bounds the reason a person gives with a denial, which goes
 // into the agent's result and the workbench.
 const maxReasonBytes = 500
 
-// callRegistry tracks running and held calls, pause and approval state.
-type callRegistry struct {
-	bus *event.Bus
+// Options are what the registry asks of the rest of the engine. Every
+// func may be nil.
+type Options struct {
+	// FillServer fills what the header shows about the Jupyter server in
+	// use (its URL, a managed server's state) into the state events the
+	// registry publishes.
+	FillServer func(*event.ServerEvent)
+	// Undoable reports whether a call's changes are kept for undo, for
+	// EvCallFinished.
+	Undoable func(id string) bool
+	// ClientOf is the name a session's client introduced itself with, for
+	// the texts of a call asked through that client ("" when unknown).
+	ClientOf func(session string) string
+	// Log receives what goes wrong with a resent call.
+	Log *slog.Logger
+}
 
-	// jupyterURL, when set, fills ServerEvent.JupyterURL in the state
-	// events the registry publishes.
-	jupyterURL func() string
-	// jupyterState, when set, fills the managed Jupyter server's state in
-	// those events.
-	jupyterState func(*event.ServerEvent)
-	// undoable, when set, says whether a call's changes are kept for
-	// undo (undo.go), for EvCallFinished.
-	undoable func(id string) bool
+// Registry tracks running and held calls, pause and approval state, and
+// the workbench's resent calls.
+type Registry struct {
+	bus  *event.Bus
+	opts Options
+	log  *slog.Logger
+
+	resend resender    // resend.go
+	closed atomic.Bool // Close was called
 
 	mu      sync.Mutex
 	calls   map[string]*call
@@ -164,9 +185,16 @@ type Verdict struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-func newCallRegistry(bus *event.Bus) *callRegistry {
-	return &callRegistry{
+// New returns an empty registry publishing on bus.
+func New(bus *event.Bus, opts Options) *Registry {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Registry{
 		bus:     bus,
+		opts:    opts,
+		log:     log,
 		calls:   map[string]*call{},
 		mode:    ApproveOff,
 		timeout: DefaultApprovalTimeout,
@@ -178,7 +206,7 @@ func newCallRegistry(bus *event.Bus) *callRegistry {
 // and the tools allowed for its session; r.mu must be held. An unknown mode
 // holds everything: failing safe beats running a destructive call no one
 // was asked about.
-func (r *callRegistry) needsApproval(cl *call) bool {
+func (r *Registry) needsApproval(cl *call) bool {
 	if r.allowed[event.AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}] {
 		return false
 	}
@@ -194,12 +222,12 @@ func (r *callRegistry) needsApproval(cl *call) bool {
 	}
 }
 
-func (r *callRegistry) publishCall(t event.EventType, ce event.CallEvent) {
+func (r *Registry) publishCall(t event.EventType, ce event.CallEvent) {
 	r.bus.Publish(event.Event{Type: t, Call: &ce})
 }
 
 // stateLocked is the server state; r.mu must be held.
-func (r *callRegistry) stateLocked() event.ServerEvent {
+func (r *Registry) stateLocked() event.ServerEvent {
 	st := event.ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
 	for a := range r.allowed {
 		st.Allowed = append(st.Allowed, a)
@@ -207,16 +235,13 @@ func (r *callRegistry) stateLocked() event.ServerEvent {
 	slices.SortFunc(st.Allowed, func(a, b event.AllowedTool) int {
 		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Session, b.Session))
 	})
-	if r.jupyterURL != nil {
-		st.JupyterURL = r.jupyterURL()
-	}
-	if r.jupyterState != nil {
-		r.jupyterState(&st)
+	if r.opts.FillServer != nil {
+		r.opts.FillServer(&st)
 	}
 	return st
 }
 
-func (r *callRegistry) publishState() {
+func (r *Registry) publishState() {
 	r.mu.Lock()
 	st := r.stateLocked()
 	r.mu.Unlock()
@@ -235,15 +260,14 @@ func (r *callRegistry) publishState() {
 // (EvCallFinished with status denied or cancelled) and the returned finish
 // does nothing. A call cancelled by CancelCall while it runs has a context
 // whose cause (context.Cause) is a *UserError saying so.
-func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, func(CallOutcome), error) {
-	r := e.calls
+func (r *Registry) BeginCall(ctx context.Context, c CallStart) (context.Context, func(CallOutcome), error) {
 	if c.ID == "" {
 		return ctx, func(CallOutcome) {}, errors.New("BeginCall: the call has no id")
 	}
 	started := time.Now()
-	// The call's changes to notebooks are kept under its id, to be
-	// undone (undo.go).
-	cctx, cancel := context.WithCancelCause(withCallIdentity(ctx, &callIdentity{id: c.ID, tool: c.Tool, session: c.Session, at: started}))
+	// The call's changes to notebooks are kept under its identity, to be
+	// undone.
+	cctx, cancel := context.WithCancelCause(context.WithValue(ctx, identityKey{}, Identity{ID: c.ID, Tool: c.Tool, Session: c.Session, Started: started}))
 	cl := &call{
 		info: event.CallEvent{
 			ID:          c.ID,
@@ -263,15 +287,9 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 		runsCode: c.RunsCode,
 		check:    c.Check,
 	}
-	if c.Preview != nil {
-		req, session := c.Preview, c.Session
-		cl.preview = func(ctx context.Context) *event.CallPreview {
-			p := e.Preview(ctx, session, req())
-			return &p
-		}
-	}
-	if c.Ask != nil {
-		cl.client = e.clientOf(c.Session)
+	cl.preview = c.Preview
+	if c.Ask != nil && r.opts.ClientOf != nil {
+		cl.client = r.opts.ClientOf(c.Session)
 	}
 	r.mu.Lock()
 	if _, dup := r.calls[c.ID]; dup {
@@ -316,7 +334,7 @@ func EditedArgs(ctx context.Context) (args json.RawMessage, ok bool) {
 
 // admit waits while admission is paused, then while the call is held for
 // approval. It returns nil when the call may run.
-func (r *callRegistry) admit(ctx context.Context, cl *call) error {
+func (r *Registry) admit(ctx context.Context, cl *call) error {
 	if cl.info.Session == WorkbenchSession {
 		// The person at the workbench made this call: pausing and
 		// approval are theirs, about the agents' calls.
@@ -387,9 +405,9 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	case d = <-answered:
 	case <-timer.C:
 		if viaClient {
-			d = decision{err: Userf("%s did not answer the request to approve this call to %s within %s, so it was not run", cl.person(), cl.info.Tool, timeout)}
+			d = decision{err: refusef("%s did not answer the request to approve this call to %s within %s, so it was not run", cl.person(), cl.info.Tool, timeout)}
 		} else {
-			d = decision{err: Userf("no one approved this call to %s in the workbench within %s, so it was not run", cl.info.Tool, timeout)}
+			d = decision{err: refusef("no one approved this call to %s in the workbench within %s, so it was not run", cl.info.Tool, timeout)}
 		}
 	case <-ctx.Done():
 		d = decision{err: cancelError(ctx)}
@@ -450,20 +468,20 @@ func clientDecision(ctx context.Context, cl *call, a ClientAnswer, err error) de
 	case ctx.Err() != nil:
 		return decision{err: cancelError(ctx)}
 	case err != nil:
-		return decision{err: Userf("asking %s to approve this call to %s failed (%v), so it was not run", cl.person(), cl.info.Tool, err)}
+		return decision{err: refusef("asking %s to approve this call to %s failed (%v), so it was not run", cl.person(), cl.info.Tool, err)}
 	case a.Allow:
 		return decision{allow: true}
 	case a.Dismissed:
-		return decision{err: Userf("%s dismissed the request to approve this call to %s without allowing it, so it was not run", cl.person(), cl.info.Tool)}
+		return decision{err: refusef("%s dismissed the request to approve this call to %s without allowing it, so it was not run", cl.person(), cl.info.Tool)}
 	}
 	reason := strings.Join(strings.Fields(a.Reason), " ")
 	if len(reason) > maxReasonBytes {
 		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
 	}
 	if reason == "" {
-		return decision{err: Userf("%s declined this call to %s; it was not run", cl.person(), cl.info.Tool)}
+		return decision{err: refusef("%s declined this call to %s; it was not run", cl.person(), cl.info.Tool)}
 	}
-	return decision{err: Userf("%s declined this call: %s (the call to %s was not run)", cl.person(), reason, cl.info.Tool)}
+	return decision{err: refusef("%s declined this call: %s (the call to %s was not run)", cl.person(), reason, cl.info.Tool)}
 }
 
 // cancelError says why a held call's context ended: the workbench's
@@ -475,10 +493,10 @@ func cancelError(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (r *callRegistry) hold(cl *call, why string) { r.holdWith(cl, why, nil) }
+func (r *Registry) hold(cl *call, why string) { r.holdWith(cl, why, nil) }
 
 // holdWith publishes EvCallHeld with what the call would do.
-func (r *callRegistry) holdWith(cl *call, why string, p *event.CallPreview) {
+func (r *Registry) holdWith(cl *call, why string, p *event.CallPreview) {
 	ce := cl.info
 	ce.Status = event.CallHeld
 	ce.Progress = why
@@ -486,7 +504,7 @@ func (r *callRegistry) holdWith(cl *call, why string, p *event.CallPreview) {
 	r.publishCall(event.EvCallHeld, ce)
 }
 
-func (r *callRegistry) progress(cl *call, note string) {
+func (r *Registry) progress(cl *call, note string) {
 	ce := cl.info
 	r.mu.Lock()
 	ce.Status = cl.status
@@ -496,7 +514,7 @@ func (r *callRegistry) progress(cl *call, note string) {
 }
 
 // finish publishes the outcome and forgets the call.
-func (r *callRegistry) finish(cl *call, o CallOutcome) {
+func (r *Registry) finish(cl *call, o CallOutcome) {
 	r.mu.Lock()
 	delete(r.calls, cl.info.ID)
 	r.mu.Unlock()
@@ -527,15 +545,14 @@ func (r *callRegistry) finish(cl *call, o CallOutcome) {
 	ce.Notebook = o.Notebook
 	ce.Images = o.Images
 	ce.TextBytes, ce.StructuredBytes, ce.ImageBytes = o.TextBytes, o.StructuredBytes, o.ImageBytes
-	if r.undoable != nil {
-		ce.Undoable = r.undoable(ce.ID)
+	if r.opts.Undoable != nil {
+		ce.Undoable = r.opts.Undoable(ce.ID)
 	}
 	r.publishCall(event.EvCallFinished, ce)
 }
 
 // CallProgress publishes a progress note for a running call.
-func (e *Engine) CallProgress(id, note string) {
-	r := e.calls
+func (r *Registry) CallProgress(id, note string) {
 	r.mu.Lock()
 	cl, ok := r.calls[id]
 	r.mu.Unlock()
@@ -545,13 +562,12 @@ func (e *Engine) CallProgress(id, note string) {
 }
 
 // CancelCall cancels a running or held call (a human action).
-func (e *Engine) CancelCall(id string) error {
-	r := e.calls
+func (r *Registry) CancelCall(id string) error {
 	r.mu.Lock()
 	cl, ok := r.calls[id]
 	r.mu.Unlock()
 	if !ok {
-		return Userf("no running or held call has id %q; it may have finished already", id)
+		return refusef("no running or held call has id %q; it may have finished already", id)
 	}
 	cl.cancel(errCancelledInWorkbench)
 	return nil
@@ -559,8 +575,7 @@ func (e *Engine) CancelCall(id string) error {
 
 // SetPaused pauses or resumes admission of new calls. Calls already
 // running are not affected.
-func (e *Engine) SetPaused(paused bool) {
-	r := e.calls
+func (r *Registry) SetPaused(paused bool) {
 	r.mu.Lock()
 	if paused == r.paused {
 		r.mu.Unlock()
@@ -580,8 +595,7 @@ func (e *Engine) SetPaused(paused bool) {
 // SetApproval sets the approval mode and how long a held call waits before
 // it is denied (a timeout of 0 means DefaultApprovalTimeout). Calls held for
 // approval that the new mode would not hold are let through.
-func (e *Engine) SetApproval(mode string, timeout time.Duration) {
-	r := e.calls
+func (r *Registry) SetApproval(mode string, timeout time.Duration) {
 	if timeout <= 0 {
 		timeout = DefaultApprovalTimeout
 	}
@@ -601,8 +615,8 @@ func (e *Engine) SetApproval(mode string, timeout time.Duration) {
 }
 
 // Decide allows or denies a held call.
-func (e *Engine) Decide(id string, allow bool) error {
-	return e.Settle(id, Verdict{Allow: allow})
+func (r *Registry) Decide(id string, allow bool) error {
+	return r.Settle(id, Verdict{Allow: allow})
 }
 
 // maxReason bounds a person's reason for a denial.
@@ -611,13 +625,12 @@ const maxReason = 1000
 // Settle decides a held call as v says (see Verdict). Edited arguments are
 // checked before anything is decided: when the checker rejects them the
 // call stays held and the error says why.
-func (e *Engine) Settle(id string, v Verdict) error {
-	r := e.calls
+func (r *Registry) Settle(id string, v Verdict) error {
 	r.mu.Lock()
 	cl, ok := r.calls[id]
 	if !ok || cl.approval == nil {
 		r.mu.Unlock()
-		return Userf("no call with id %q is waiting for approval", id)
+		return refusef("no call with id %q is waiting for approval", id)
 	}
 	check := cl.check
 	r.mu.Unlock()
@@ -626,31 +639,31 @@ func (e *Engine) Settle(id string, v Verdict) error {
 	switch {
 	case v.Allow && v.Args != nil:
 		if check == nil {
-			return Userf("the arguments of this call to %s cannot be edited", cl.info.Tool)
+			return refusef("the arguments of this call to %s cannot be edited", cl.info.Tool)
 		}
 		args, err := check(v.Args)
 		if err != nil {
-			return Userf("the edited arguments were not accepted, and the call is still held: %v", err)
+			return refusef("the edited arguments were not accepted, and the call is still held: %v", err)
 		}
 		d.args = args
 	case !v.Allow:
 		msg := fmt.Sprintf("the person supervising this server denied this call to %s in the workbench; it was not run", cl.info.Tool)
 		if reason := strings.TrimSpace(v.Reason); reason != "" {
-			msg += ". Their reason: " + excerpt(reason, maxReason)
+			msg += ". Their reason: " + cut(reason, maxReason)
 		}
-		d.err = &UserError{Msg: msg}
+		d.err = &Refusal{Msg: msg}
 	}
 
 	r.mu.Lock()
 	if cl.approval == nil {
 		r.mu.Unlock()
-		return Userf("the call %q has already been decided", id)
+		return refusef("the call %q has already been decided", id)
 	}
 	select {
 	case cl.approval <- d:
 	default:
 		r.mu.Unlock()
-		return Userf("the call %q has already been decided", id)
+		return refusef("the call %q has already been decided", id)
 	}
 	allowed := false
 	if v.Allow && v.ForSession {
@@ -676,8 +689,7 @@ func (e *Engine) Settle(id string, v Verdict) error {
 
 // RevokeAllowed forgets every tool allowed for a session (Verdict.ForSession):
 // their next calls are held again as the mode says.
-func (e *Engine) RevokeAllowed() {
-	r := e.calls
+func (r *Registry) RevokeAllowed() {
 	r.mu.Lock()
 	n := len(r.allowed)
 	clear(r.allowed)
@@ -690,8 +702,7 @@ func (e *Engine) RevokeAllowed() {
 // AttachUI records that a workbench is watching (approval needs one); the
 // returned function detaches it. When the last workbench detaches, calls
 // held for approval are denied since no one is left to decide.
-func (e *Engine) AttachUI() (detach func()) {
-	r := e.calls
+func (r *Registry) AttachUI() (detach func()) {
 	r.mu.Lock()
 	r.uis++
 	r.mu.Unlock()
@@ -722,26 +733,29 @@ func (e *Engine) AttachUI() (detach func()) {
 	}
 }
 
-// SessionOpened puts the session on the notebook most recently activated
-// (sessions.go) and publishes EvSessionOpened.
-func (e *Engine) SessionOpened(id, client string) {
-	e.sessionStarted(id, client)
-	e.calls.bus.Publish(event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: id, Client: client}})
-}
-
 // ServerState returns the pause and approval state as last published in
 // EvServerState, for a workbench that starts watching late.
-func (e *Engine) ServerState() event.ServerEvent {
-	r := e.calls
+func (r *Registry) ServerState() event.ServerEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.stateLocked()
 }
 
 // ApprovalTimeout returns how long a held call waits for a decision.
-func (e *Engine) ApprovalTimeout() time.Duration {
-	r := e.calls
+func (r *Registry) ApprovalTimeout() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.timeout
 }
+
+// Running reports whether call id has begun and not yet finished.
+func (r *Registry) Running(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.calls[id]
+	return ok
+}
+
+// PublishState publishes the server state (EvServerState): what the
+// options fill in changed (the Jupyter server in use, its state).
+func (r *Registry) PublishState() { r.publishState() }
