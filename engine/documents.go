@@ -14,6 +14,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -35,14 +36,13 @@ const (
 type document struct {
 	name   string
 	path   string
-	client *jupyter.Client // the server the file lives on
 	kernel *kernelEntry
 
-	writeMu  sync.Mutex   // serializes mutations: freshness check, change, save
-	queue    commitQueue  // mutations waiting to be saved together (groupcommit.go)
-	saving   atomic.Int32 // a save of ours is under way (freshness.go)
-	lockMode lockMode     // whether the server takes hidden save lock names
-	check    freshCheck   // coalesces the readers' checks of the file
+	writeMu sync.Mutex   // serializes mutations: freshness check, change, save
+	queue   commitQueue  // mutations waiting to be saved together (groupcommit.go)
+	saving  atomic.Int32 // a save of ours is under way (freshness.go)
+	file    *nbfile.File // the file on the server: its read, save lock and save
+	check   freshCheck   // coalesces the readers' checks of the file
 
 	mu           sync.RWMutex // guards nb, lastModified and running
 	nb           *notebook.Notebook
@@ -171,7 +171,8 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 		}
 		return NotebookInfo{}, err
 	}
-	d := &document{name: name, path: p, client: client, kernel: k, nb: nb, lastModified: lastModified}
+	d := &document{name: name, path: p, kernel: k, nb: nb, lastModified: lastModified,
+		file: nbfile.New(client, p, name, e.log, e.saveLockTimes)}
 
 	e.mu.Lock()
 	if e.client != client {
@@ -230,7 +231,7 @@ func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mo
 		}
 		return nb, m.LastModified, false, nil
 	}
-	m, nb, err := readNotebookFile(ctx, client, p)
+	m, nb, err := nbfile.Read(ctx, client, p)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
 			return nil, time.Time{}, false, &NoFileError{Path: p}
@@ -426,7 +427,7 @@ type change func(nb *notebook.Notebook) ([]event.NotebookEvent, error)
 // syncFromDisk reloads the document when its file changed on disk since we
 // last read or wrote it. The caller holds d.writeMu.
 func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) (bool, error) {
-	m, err := d.client.Get(ctx, d.path, false)
+	m, err := d.file.Client().Get(ctx, d.path, false)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
 			return false, &NotebookFileGoneError{Notebook: d.name, Path: d.path}
@@ -436,7 +437,7 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 	if m.LastModified.Equal(d.lastModified) {
 		return false, nil
 	}
-	full, nb, err := readNotebookFile(ctx, d.client, d.path)
+	full, nb, err := d.file.Read(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
@@ -148,7 +149,7 @@ type Engine struct {
 	retireHook  func(kernelID string)
 	retireWaits atomic.Int64
 
-	saveLockTimes saveLockTimes // savelock.go; zero: the defaults
+	saveLockTimes nbfile.LockTimes // zero: the defaults (tests shorten them)
 
 	// first is the client of the server the engine started with: the one a
 	// supervisor's SetJupyterState speaks of (jupyter_state.go).

@@ -235,7 +235,6 @@ func TestJupyter(t *testing.T) {
 	run("GroupCommitEdges", testGroupCommitEdges)
 	run("ReadsDuringSave", testReadsDuringSave)
 	run("SaveLock", testSaveLock)
-	run("SaveLockRefreshRetries", testSaveLockRefreshRetries)
 	run("ListFiles", testListFiles)
 	run("ListKernels", testListKernels)
 	run("ConnectJupyter", testConnectJupyter)

@@ -165,7 +165,7 @@ func (e *Engine) InsertExecuteCell(ctx context.Context, session, name string, in
 
 // runCell executes code as the cell cellID of d.
 func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index int, code string, opts ExecOptions) (ExecResult, error) {
-	x, err := e.startExecution(ctx, d.kernel, d, d.client, cellID, index, code, opts)
+	x, err := e.startExecution(ctx, d.kernel, d, d.file.Client(), cellID, index, code, opts)
 	if err != nil {
 		return ExecResult{}, err
 	}
@@ -188,7 +188,7 @@ func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index 
 		return ExecResult{}, &KernelDiedError{KernelID: d.kernel.id, Notebook: d.name, Index: index, CellID: cellID}
 	}
 	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
-		return ExecResult{}, fmt.Errorf("running cell %d of notebook %q: %w", index, d.name, whyDisconnected(d.client, res.err))
+		return ExecResult{}, fmt.Errorf("running cell %d of notebook %q: %w", index, d.name, whyDisconnected(d.file.Client(), res.err))
 	}
 	return res.ExecResult, nil
 }
@@ -225,7 +225,7 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 		if err != nil {
 			return ExecResult{}, err
 		}
-		k, client = d.kernel, d.client
+		k, client = d.kernel, d.file.Client()
 	}
 	x, err := e.startExecution(ctx, k, nil, client, "", -1, code, opts)
 	if err != nil {

@@ -84,7 +84,7 @@ func (e *Engine) ensureFresh(ctx context.Context, d *document, session string) e
 // checkFile compares the file's last_modified with ours and reloads the
 // notebook when they differ.
 func (e *Engine) checkFile(ctx context.Context, d *document, session string) error {
-	m, err := d.client.Get(ctx, d.path, false)
+	m, err := d.file.Client().Get(ctx, d.path, false)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
 			return &NotebookFileGoneError{Notebook: d.name, Path: d.path}

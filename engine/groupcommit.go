@@ -1,18 +1,15 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -147,8 +144,8 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 func (e *Engine) commitGroup(ctx context.Context, d *document, session string, take func() []*pendingChange) {
 	for attempt := 1; ; attempt++ {
 		group, err := e.commitOnce(ctx, d, session, take)
-		var lost *SaveLockLostError
-		var stale *SaveLockStaleError
+		var lost *nbfile.SaveLockLostError
+		var stale *nbfile.SaveLockStaleError
 		if (errors.As(err, &lost) || errors.As(err, &stale)) && attempt < 5 && ctx.Err() == nil {
 			continue
 		}
@@ -175,16 +172,16 @@ func (e *Engine) commitGroup(ctx context.Context, d *document, session string, t
 // (nil when it failed before) and the error that fails the group; the
 // changes' own errors are left in their err.
 func (e *Engine) commitOnce(ctx context.Context, d *document, session string, take func() []*pendingChange) ([]*pendingChange, error) {
-	lock, err := e.acquireSaveLock(ctx, d)
+	lock, err := d.file.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.release(e)
+	defer lock.Release()
 	reloaded, err := e.syncFromDisk(ctx, d, session)
 	if err != nil {
 		// A file caught mid-save by another holder means the lock
 		// was not ours after all.
-		if verr := lock.verify(ctx, d); verr != nil {
+		if verr := lock.Verify(ctx); verr != nil {
 			return nil, verr
 		}
 		return nil, err
@@ -238,7 +235,8 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 	// The save runs to its end even when the callers go away: a save cut
 	// short would leave the file in an unknown state.
 	d.saving.Add(1)
-	m, err := e.saveKept(ctx, d, lock, &work, data)
+	// The file's time as syncFromDisk found it.
+	m, err := d.file.SaveKept(ctx, lock, d.lastModified, &work, data)
 	if err != nil {
 		d.saving.Add(-1)
 		return fail(err)
@@ -272,88 +270,4 @@ func (e *Engine) applyChange(d *document, p *pendingChange, nb *notebook.Noteboo
 		}
 	}()
 	return p.apply(nb)
-}
-
-// saveAttempts bounds the saves of one group that the server undid.
-const saveAttempts = 3
-
-// saveKept saves data as d's file, and makes sure the file kept it. On
-// jupyter_server's asynchronous contents manager a notebook read by anyone
-// (JupyterLab opening the notebook, another tool) that meets our save
-// half-written makes the server move the file aside and put back the copy
-// it took before writing (jupyter-server/jupyter_server#1416). It then
-// still answers the save as a success, with the restored copy's
-// modification time, which it copied to the nanosecond from the file as it
-// was before the save; or, when the swap caught the save between its
-// steps, fails it with "No such file or directory". Either save is made
-// again, under the same lock. A time that did not move on a file system
-// that keeps whole seconds (or one that went back) is told apart by
-// reading the file.
-func (e *Engine) saveKept(ctx context.Context, d *document, lock *saveLock, nb *notebook.Notebook, data []byte) (*jupyter.Model, error) {
-	before := d.lastModified // the file's, as syncFromDisk found it
-	for attempt := 1; ; attempt++ {
-		// The lock must still be ours: a process that found it
-		// unchanged for saveLockTTL may have taken it over.
-		if err := lock.verify(ctx, d); err != nil {
-			return nil, err
-		}
-		m, err := d.client.SaveNotebook(context.WithoutCancel(ctx), d.path, data)
-		var ae *jupyter.APIError
-		switch {
-		case err != nil && (attempt == saveAttempts || !errors.As(err, &ae) || !ae.NoDirectory()):
-			return nil, fmt.Errorf("saving notebook %q (%s); nothing was changed: %w", d.name, d.path, err)
-		case err != nil:
-			// A directory really gone fails every attempt alike.
-		case m.LastModified.After(before):
-			return m, nil
-		case m.LastModified.Equal(before) && before.Nanosecond() != 0:
-			// The restored copy's time, to the nanosecond.
-		case fileHolds(ctx, d, nb):
-			return m, nil
-		}
-		if err == nil && attempt == saveAttempts {
-			return nil, &SaveUndoneError{Notebook: d.name, Path: d.path, Attempts: attempt}
-		}
-		e.log.Warn("the Jupyter server put the notebook's previous copy back during our save (a read elsewhere met it half-written); saving again",
-			"notebook", d.name, "path", d.path, "attempt", attempt, "err", err)
-		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
-	}
-}
-
-// fileHolds reports whether d's file, read now, is nb. Both are compared
-// as canonical JSON: the server writes a notebook in its own layout.
-func fileHolds(ctx context.Context, d *document, nb *notebook.Notebook) bool {
-	_, disk, err := readNotebookFile(context.WithoutCancel(ctx), d.client, d.path)
-	if err != nil || disk == nil {
-		return false
-	}
-	a, aerr := canonicalJSON(disk)
-	b, berr := canonicalJSON(nb)
-	return aerr == nil && berr == nil && bytes.Equal(a, b)
-}
-
-// canonicalJSON is nb as JSON with every object's keys sorted and no
-// insignificant space.
-func canonicalJSON(nb *notebook.Notebook) ([]byte, error) {
-	data, err := nb.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
-}
-
-// SaveUndoneError: every save of a change was undone by the server before
-// it answered (see saveKept).
-type SaveUndoneError struct {
-	Notebook, Path string
-	Attempts       int
-}
-
-func (e *SaveUndoneError) Error() string {
-	return fmt.Sprintf("saving notebook %q (%s): %d times the Jupyter server put the file's previous copy back as it saved, because something else read the notebook while it was being written; nothing was changed. Try again; if it keeps happening, close the notebook where it is being read (JupyterLab) until the agent is done",
-		e.Notebook, e.Path, e.Attempts)
 }

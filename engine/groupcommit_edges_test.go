@@ -12,6 +12,7 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -54,8 +55,9 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 	d, err := e.lookup("s", "nb")
 	checkNoError(t, "lookup", err)
 	sc := &saveCounter{path: "/api/contents/" + f.path("edges.ipynb")}
-	d.client, err = jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: sc}})
+	client, err := jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: sc}})
 	checkNoError(t, "client", err)
+	d.file = nbfile.New(client, d.path, d.name, nil, nbfile.LockTimes{})
 	insert := func(ctx context.Context, src string) func() error {
 		return func() error { _, _, err := e.InsertCell(ctx, "s", "nb", -1, "code", src); return err }
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -73,8 +74,9 @@ func testGroupCommit(t *testing.T, f *fixture) {
 	d, err := e.lookup("s", "nb")
 	checkNoError(t, "lookup", err)
 	sc := &saveCounter{path: "/api/contents/" + f.path("group.ipynb")}
-	d.client, err = jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: sc}})
+	client, err := jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: sc}})
 	checkNoError(t, "client", err)
+	d.file = nbfile.New(client, d.path, d.name, nil, nbfile.LockTimes{})
 	sub := e.Bus().SubscribeTo(256, event.EvNotebookChanged)
 	defer sub.Close()
 
@@ -353,8 +355,9 @@ func testReadsDuringSave(t *testing.T, f *fixture) {
 	d, err := e.lookup("s", "nb")
 	checkNoError(t, "lookup", err)
 	h := &heldSave{path: "/api/contents/" + f.path("reads.ipynb"), written: make(chan struct{}), release: make(chan struct{})}
-	d.client, err = jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: h}})
+	client, err := jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: h}})
 	checkNoError(t, "client", err)
+	d.file = nbfile.New(client, d.path, d.name, nil, nbfile.LockTimes{})
 
 	inserted := make(chan error, 1)
 	go func() { _, _, err := e.InsertCell(ctx, "s", "nb", -1, "code", "b"); inserted <- err }()

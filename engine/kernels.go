@@ -272,12 +272,12 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 			return e.info(d, session), nil
 		}
 	}
-	if _, err := e.restartKernel(ctx, d.client, d.kernel); err != nil {
+	if _, err := e.restartKernel(ctx, d.file.Client(), d.kernel); err != nil {
 		// jupyter_server 1.x answers a restart of a kernel it does not
 		// know (it restarted, or someone shut the kernel down) with a 500,
 		// not a 404: ask about the kernel itself to tell the two apart.
 		if !jupyter.IsNotFound(err) {
-			if _, gerr := d.client.GetKernel(ctx, d.kernel.id); jupyter.IsNotFound(gerr) {
+			if _, gerr := d.file.Client().GetKernel(ctx, d.kernel.id); jupyter.IsNotFound(gerr) {
 				err = gerr
 			}
 		}

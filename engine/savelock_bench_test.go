@@ -57,14 +57,14 @@ func BenchmarkInsertCell(b *testing.B) {
 			var lat []time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				l, err := e.acquireSaveLock(ctx, d)
+				l, err := d.file.Lock(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := l.verify(ctx, d); err != nil {
+				if err := l.Verify(ctx); err != nil {
 					b.Fatal(err)
 				}
-				l.release(e)
+				l.Release()
 				lat = append(lat, time.Since(t0))
 			}
 			reportPercentiles(b, lat)

@@ -1,4 +1,4 @@
-package engine
+package nbfile
 
 import (
 	"context"
@@ -57,14 +57,14 @@ func (e *NotebookUnsettledError) Error() string {
 
 func (*NotebookUnsettledError) CallerCanFix() bool { return true }
 
-// readNotebookFile reads the notebook at p. On success nb is the parsed
+// Read reads the notebook at p. On success nb is the parsed
 // notebook and m.Content the file's text. What the text read cannot settle
 // goes to the server's notebook read, whose model (m.Content the server's
 // JSON, nb nil) or error stands, as before: a path that is not .ipynb, a
 // file the text read refuses (400: not UTF-8, a directory), valid JSON that
 // is not nbformat 4 (the server converts older formats), a broken file at
 // rest (the server names it, or recovers it from its backup).
-func readNotebookFile(ctx context.Context, client *jupyter.Client, p string) (*jupyter.Model, *notebook.Notebook, error) {
+func Read(ctx context.Context, client *jupyter.Client, p string) (*jupyter.Model, *notebook.Notebook, error) {
 	if !strings.HasSuffix(strings.ToLower(p), ".ipynb") {
 		return readByServer(ctx, client, p)
 	}
