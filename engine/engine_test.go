@@ -228,6 +228,7 @@ func TestJupyter(t *testing.T) {
 	run("ExternalEdit", testExternalEdit)
 	run("OutsideEditWatched", testOutsideEditWatched)
 	run("OutsideEditBeforeCall", testOutsideEditBeforeCall)
+	run("OutsideEditResaved", testOutsideEditResaved)
 	run("WatcherStops", testWatcherStops)
 	run("IndexEditAfterWatchedReload", testIndexEditAfterWatchedReload)
 	run("ConcurrentInserts", testConcurrentInserts)

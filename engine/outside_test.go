@@ -73,6 +73,56 @@ func TestDiffNotebooks(t *testing.T) {
 	}
 }
 
+// A notebook written again by another program is laid out as nbformat
+// writes it: a mime bundle's text split into a list of lines where the
+// kernel sent one string. That is the same output, not a changed one: an
+// edit of a markdown cell elsewhere reports that cell alone.
+func TestDiffNotebooksResaved(t *testing.T) {
+	t.Parallel()
+	one := 1
+	ran := func(data string) *notebook.Cell {
+		return &notebook.Cell{ID: "code", Type: notebook.Code, Source: "1+1", Metadata: json.RawMessage(`{}`), ExecutionCount: &one,
+			Outputs: []notebook.Output{{OutputType: notebook.ExecuteResult, ExecutionCount: &one, Metadata: json.RawMessage(`{}`),
+				Data: map[string]json.RawMessage{"text/plain": json.RawMessage(data)}}}}
+	}
+	md := func(src string) *notebook.Cell {
+		return &notebook.Cell{ID: "md", Type: notebook.Markdown, Source: src, Metadata: json.RawMessage(`{}`)}
+	}
+	old := &notebook.Notebook{Metadata: json.RawMessage(`{}`), Cells: []*notebook.Cell{md("# Title"), ran(`"2\n3"`)}}
+	cur := &notebook.Notebook{Metadata: json.RawMessage(`{}`), Cells: []*notebook.Cell{md("# Title, edited"), ran(`["2\n", "3"]`)}}
+	changes, metadata := diffNotebooks(old, cur)
+	if want := []event.CellChange{{ID: "md", Index: 0, Change: event.CellEdited}}; !reflect.DeepEqual(changes, want) || metadata {
+		t.Errorf("diffNotebooks = %+v, metadata %v; want %+v (the output only laid out as nbformat writes it)", changes, metadata, want)
+	}
+}
+
+// The same through a real server: a cell run here, the notebook read and
+// saved again elsewhere with one markdown cell changed. The outside edit
+// names the markdown cell and nothing else.
+func testOutsideEditResaved(t *testing.T, f *fixture) {
+	ctx := ctxT(t)
+	e := f.e
+	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
+	defer sub.Close()
+	f.use(t, "s", "nb", "resaved.ipynb", "create")
+	_, md, err := e.InsertCell(ctx, "s", "", -1, "markdown", "# Title")
+	checkNoError(t, "insert", err)
+	res, err := e.InsertExecuteCell(ctx, "s", "", -1, "1+1\nprint('a')\nprint('b')\n'x\\ny'", ExecOptions{})
+	checkNoError(t, "execute", err)
+	if len(res.Outputs) != 2 {
+		t.Fatalf("outputs %+v, want a stream and a result", res.Outputs)
+	}
+	nb := f.disk(t, "resaved.ipynb")
+	nb.Cells[0].Source = "# Title, edited"
+	f.writeBehind(t, "resaved.ipynb", nb)
+	if _, _, err := e.ReadNotebook(ctx, "s", "", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := nextOutsideEdit(t, sub).Changes, []event.CellChange{{ID: md.ID, Index: 0, Change: event.CellEdited}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("changes %+v, want %+v: the cell that ran was saved again unchanged", got, want)
+	}
+}
+
 // watchingEngine is an engine on the fixture's server that checks the
 // notebooks in use every interval.
 func watchingEngine(t *testing.T, f *fixture, every time.Duration) *Engine {

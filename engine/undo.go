@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"sync"
@@ -70,39 +69,12 @@ func undoIdentity(ctx context.Context) *callIdentity {
 	return nil
 }
 
-// cellField names the parts of a cell a change may set.
-type cellField uint8
-
-const (
-	fieldType cellField = 1 << iota
-	fieldSource
-	fieldMetadata
-	fieldAttachments
-	fieldOutputs
-	fieldCount
-)
-
-// contentFields are what a person or an agent writes into a cell; outputs
-// and the execution count are the kernel's.
-const contentFields = fieldType | fieldSource | fieldMetadata | fieldAttachments
-
-// undoCell is one cell a change touched.
-type undoCell struct {
-	id     string
-	before *notebook.Cell // nil: the change inserted it
-	after  *notebook.Cell // nil: the change deleted it
-	from   int            // index before the change (-1: inserted)
-	to     int            // index after it (-1: deleted)
-	fields cellField      // for a cell in both: what the change set
-	moved  bool           // its place among the other cells changed
-}
-
 // undoRecord is one change a call made to one notebook.
 type undoRecord struct {
 	seq   uint64
 	call  callIdentity // reverts and made unset
 	doc   *document
-	cells []undoCell
+	cells []notebook.CellDiff
 	// order is the cell ids before the change, in order, kept when the
 	// change deleted or moved cells: where they go back to.
 	order []string
@@ -198,7 +170,7 @@ type undoView struct {
 	seq     uint64
 	call    callIdentity
 	doc     *document
-	cells   []undoCell // never modified: a drop only lets go of them
+	cells   []notebook.CellDiff // never modified: a drop only lets go of them
 	order   []string
 	dropped bool
 	undone  bool // an undo in effect reverted it
@@ -261,74 +233,20 @@ func recordChange(ctx context.Context, d *document, before, after []*notebook.Ce
 	r.call.reverts, r.call.made = nil, nil
 	r.size = 256 + 16*len(order)
 	for _, c := range cells {
-		r.size += 64 + cellSize(c.before) + cellSize(c.after)
+		r.size += 64 + cellSize(c.Before) + cellSize(c.After)
 	}
 	return r
 }
 
-// diffCells lists the cells that differ between two lists, and the ids of
-// before in order when cells were deleted or moved. Cells are compared by
-// pointer: a change replaces the cells it changes (copy on write).
-func diffCells(before, after []*notebook.Cell) ([]undoCell, []string) {
-	if len(before) == len(after) {
-		var cells []undoCell
-		simple := true
-		for i := range before {
-			b, a := before[i], after[i]
-			if b == a {
-				continue
-			}
-			if b.ID != a.ID {
-				simple = false
-				break
-			}
-			cells = append(cells, undoCell{id: a.ID, before: b, after: a, from: i, to: i, fields: changedFields(b, a)})
-		}
-		if simple {
-			return cells, nil
-		}
-	}
-	beforeAt := make(map[string]int, len(before))
-	for i, c := range before {
-		beforeAt[c.ID] = i
-	}
-	afterAt := make(map[string]int, len(after))
-	for i, c := range after {
-		afterAt[c.ID] = i
-	}
-	// Cells in both whose order among the others changed were moved: the
-	// longest run of them in the same order stayed.
-	var common []int // after-positions, in before order
-	for _, c := range before {
-		if j, ok := afterAt[c.ID]; ok {
-			common = append(common, j)
-		}
-	}
-	stayed := longestIncreasing(common)
-	var cells []undoCell
-	reordered := false
-	for i, b := range before {
-		j, ok := afterAt[b.ID]
-		if !ok {
-			cells = append(cells, undoCell{id: b.ID, before: b, from: i, to: -1})
-			reordered = true
-			continue
-		}
-		a := after[j]
-		moved := !stayed[j]
-		if a == b && !moved {
-			continue
-		}
-		uc := undoCell{id: b.ID, before: b, after: a, from: i, to: j, moved: moved}
-		if a != b {
-			uc.fields = changedFields(b, a)
-		}
-		reordered = reordered || moved
-		cells = append(cells, uc)
-	}
-	for j, a := range after {
-		if _, ok := beforeAt[a.ID]; !ok {
-			cells = append(cells, undoCell{id: a.ID, after: a, from: -1, to: j, fields: contentFields})
+// diffCells lists the cells a change touched (compared as the change made
+// them: notebook.ChangedFields) and, when it deleted or moved cells, the
+// ids of before in order: where they go back to. A cell it inserted
+// counts as written whole.
+func diffCells(before, after []*notebook.Cell) ([]notebook.CellDiff, []string) {
+	cells, reordered := notebook.Diff(before, after, notebook.ChangedFields)
+	for i := range cells {
+		if cells[i].Before == nil {
+			cells[i].Fields = notebook.ContentFields
 		}
 	}
 	var order []string
@@ -339,63 +257,6 @@ func diffCells(before, after []*notebook.Cell) ([]undoCell, []string) {
 		}
 	}
 	return cells, order
-}
-
-// longestIncreasing marks the values of a longest strictly increasing
-// subsequence of xs (distinct values).
-func longestIncreasing(xs []int) map[int]bool {
-	tails := []int{} // index into xs of the smallest tail of each length
-	prev := make([]int, len(xs))
-	for i, x := range xs {
-		k, _ := slices.BinarySearchFunc(tails, x, func(t, x int) int { return xs[t] - x })
-		if k > 0 {
-			prev[i] = tails[k-1]
-		} else {
-			prev[i] = -1
-		}
-		if k == len(tails) {
-			tails = append(tails, i)
-		} else {
-			tails[k] = i
-		}
-	}
-	in := make(map[int]bool, len(tails))
-	if len(tails) == 0 {
-		return in
-	}
-	for i := tails[len(tails)-1]; i >= 0; i = prev[i] {
-		in[xs[i]] = true
-	}
-	return in
-}
-
-// changedFields says which parts of a cell a change set. Parts it did not
-// touch are shared with the cell before it, so this compares cheaply.
-func changedFields(b, a *notebook.Cell) cellField {
-	var f cellField
-	if b.Type != a.Type {
-		f |= fieldType
-	}
-	if b.Source != a.Source {
-		f |= fieldSource
-	}
-	if !bytes.Equal(b.Metadata, a.Metadata) {
-		f |= fieldMetadata
-	}
-	if !bytes.Equal(b.Attachments, a.Attachments) {
-		f |= fieldAttachments
-	}
-	if len(b.Outputs) != len(a.Outputs) || (len(b.Outputs) > 0 && &b.Outputs[0] != &a.Outputs[0]) {
-		f |= fieldOutputs
-	}
-	if !intPtrEqual(b.ExecutionCount, a.ExecutionCount) {
-		f |= fieldCount
-	}
-	return f
-}
-
-func intPtrEqual(a, b *int) bool {
-	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
 // cellSize is about how much memory a cell holds.

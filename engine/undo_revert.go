@@ -1,11 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -98,7 +95,7 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 		res.Changes = nil
 		mine, all := e.undo.views(rs), e.undo.views(e.undo.records(d))
 		if len(mine[0].cells) > 0 {
-			firstCell = mine[0].cells[0].id
+			firstCell = mine[0].cells[0].ID
 		}
 		var events []event.NotebookEvent
 		for i := len(mine) - 1; i >= 0; i-- {
@@ -177,39 +174,39 @@ func (e *Engine) revert(nb *notebook.Notebook, r *undoView, all []*undoView) ([]
 	}
 	var events []event.NotebookEvent
 	var changes []string
-	byID := make(map[string]*undoCell, len(r.cells))
+	byID := make(map[string]*notebook.CellDiff, len(r.cells))
 	for i := range r.cells {
-		byID[r.cells[i].id] = &r.cells[i]
+		byID[r.cells[i].ID] = &r.cells[i]
 	}
 	// Cells the call inserted go.
 	for _, uc := range r.cells {
-		if uc.before != nil {
+		if uc.Before != nil {
 			continue
 		}
-		i := nb.IndexOf(uc.id)
+		i := nb.IndexOf(uc.ID)
 		nb.Cells = append(nb.Cells[:i], nb.Cells[i+1:]...)
-		events = append(events, event.NotebookEvent{Op: event.OpDelete, Index: i, CellIDs: []string{uc.id}})
-		changes = append(changes, "cell "+uc.id+" removed")
+		events = append(events, event.NotebookEvent{Op: event.OpDelete, Index: i, CellIDs: []string{uc.ID}})
+		changes = append(changes, "cell "+uc.ID+" removed")
 	}
 	// Cells it changed get back what it set, and keep what came since in
 	// what it did not touch (outputs of a later run).
 	for _, uc := range r.cells {
-		if uc.before == nil || uc.after == nil || uc.fields == 0 {
+		if uc.Before == nil || uc.After == nil || uc.Fields == 0 {
 			continue
 		}
-		i := nb.IndexOf(uc.id)
+		i := nb.IndexOf(uc.ID)
 		nc := *nb.Cells[i]
-		restoreFields(&nc, uc.before, uc.fields)
+		restoreFields(&nc, uc.Before, uc.Fields)
 		nb.Cells[i] = &nc
 		events = append(events, event.NotebookEvent{Op: event.OpEdit, Index: i, Cells: []event.CellSnapshot{e.snapshotCell(r.doc.name, &nc)}})
-		changes = append(changes, "cell "+uc.id+" "+restoredWhat(uc.fields))
+		changes = append(changes, "cell "+uc.ID+" "+restoredWhat(uc.Fields))
 	}
 	// Cells it deleted or moved go back next to the cells they were next
 	// to, in their old order.
 	pending := map[string]bool{}
 	for _, uc := range r.cells {
-		if uc.after == nil || uc.moved {
-			pending[uc.id] = true
+		if uc.After == nil || uc.Moved {
+			pending[uc.ID] = true
 		}
 	}
 	for k, id := range r.order {
@@ -218,13 +215,13 @@ func (e *Engine) revert(nb *notebook.Notebook, r *undoView, all []*undoView) ([]
 			continue
 		}
 		delete(pending, id)
-		c, from := uc.before, -1
-		if uc.after != nil {
+		c, from := uc.Before, -1
+		if uc.After != nil {
 			from = nb.IndexOf(id)
 			c = nb.Cells[from]
 			nb.Cells = append(nb.Cells[:from], nb.Cells[from+1:]...)
 		}
-		at := placeFor(nb, r.order, k, pending, uc.from)
+		at := placeFor(nb, r.order, k, pending, uc.From)
 		nb.Cells = append(nb.Cells[:at], append([]*notebook.Cell{c}, nb.Cells[at:]...)...)
 		snap := []event.CellSnapshot{e.snapshotCell(r.doc.name, c)}
 		if from < 0 {
@@ -263,28 +260,28 @@ func placeFor(nb *notebook.Notebook, order []string, k int, pending map[string]b
 }
 
 // undoConflict checks one cell of r against the notebook now.
-func (e *Engine) undoConflict(nb *notebook.Notebook, r *undoView, uc undoCell, all []*undoView) error {
-	i := nb.IndexOf(uc.id)
+func (e *Engine) undoConflict(nb *notebook.Notebook, r *undoView, uc notebook.CellDiff, all []*undoView) error {
+	i := nb.IndexOf(uc.ID)
 	switch {
-	case uc.after == nil:
+	case uc.After == nil:
 		if i >= 0 {
-			return e.conflictError(r, uc.id, "put back", all, func(l *undoCell) bool { return l.before == nil })
+			return e.conflictError(r, uc.ID, "put back", all, func(l *notebook.CellDiff) bool { return l.Before == nil })
 		}
 	case i < 0:
-		return e.conflictError(r, uc.id, "deleted", all, func(l *undoCell) bool { return l.after == nil })
+		return e.conflictError(r, uc.ID, "deleted", all, func(l *notebook.CellDiff) bool { return l.After == nil })
 	default:
-		fields := uc.fields
-		if uc.before == nil {
+		fields := uc.Fields
+		if uc.Before == nil {
 			// The kernel writes outputs into a cell it inserted: only
 			// what the call wrote must be as it left it.
-			fields = contentFields
+			fields = notebook.ContentFields
 		}
-		if fields != 0 && !sameFields(nb.Cells[i], uc.after, fields) {
-			return e.conflictError(r, uc.id, "changed", all, func(l *undoCell) bool { return l.fields&fields != 0 })
+		if fields != 0 && !notebook.SameFields(nb.Cells[i], uc.After, fields) {
+			return e.conflictError(r, uc.ID, "changed", all, func(l *notebook.CellDiff) bool { return l.Fields&fields != 0 })
 		}
-		if uc.moved {
-			if l := laterChange(r, uc.id, all, func(l *undoCell) bool { return l.moved }); l != nil {
-				return e.conflictFrom(uc.id, "moved", l)
+		if uc.Moved {
+			if l := laterChange(r, uc.ID, all, func(l *notebook.CellDiff) bool { return l.Moved }); l != nil {
+				return e.conflictFrom(uc.ID, "moved", l)
 			}
 		}
 	}
@@ -293,12 +290,12 @@ func (e *Engine) undoConflict(nb *notebook.Notebook, r *undoView, uc undoCell, a
 
 // laterChange is the latest change after r that did what did to cell id,
 // preferring one still in effect; nil when none kept did.
-func laterChange(r *undoView, id string, all []*undoView, did func(*undoCell) bool) *undoView {
+func laterChange(r *undoView, id string, all []*undoView, did func(*notebook.CellDiff) bool) *undoView {
 	var undone *undoView
 	for k := len(all) - 1; k >= 0 && all[k].seq > r.seq; k-- {
 		l := all[k]
 		for j := range l.cells {
-			if l.cells[j].id == id && did(&l.cells[j]) {
+			if l.cells[j].ID == id && did(&l.cells[j]) {
 				if !l.undone {
 					return l
 				}
@@ -311,7 +308,7 @@ func laterChange(r *undoView, id string, all []*undoView, did func(*undoCell) bo
 	return undone
 }
 
-func (e *Engine) conflictError(r *undoView, id, verb string, all []*undoView, did func(*undoCell) bool) error {
+func (e *Engine) conflictError(r *undoView, id, verb string, all []*undoView, did func(*notebook.CellDiff) bool) error {
 	if l := laterChange(r, id, all, did); l != nil {
 		return e.conflictFrom(id, verb, l)
 	}
@@ -329,117 +326,34 @@ func (e *Engine) conflictFrom(id, verb string, l *undoView) error {
 }
 
 // restoredWhat names what an undo gave a cell back.
-func restoredWhat(f cellField) string {
+func restoredWhat(f notebook.Field) string {
 	switch {
-	case f == fieldSource:
+	case f == notebook.FieldSource:
 		return "source restored"
-	case f&contentFields == 0:
+	case f&notebook.ContentFields == 0:
 		return "outputs restored"
 	}
 	return "restored"
 }
 
 // restoreFields sets the fields f of c to those of from.
-func restoreFields(c, from *notebook.Cell, f cellField) {
-	if f&fieldType != 0 {
+func restoreFields(c, from *notebook.Cell, f notebook.Field) {
+	if f&notebook.FieldType != 0 {
 		c.Type = from.Type
 	}
-	if f&fieldSource != 0 {
+	if f&notebook.FieldSource != 0 {
 		c.Source = from.Source
 	}
-	if f&fieldMetadata != 0 {
+	if f&notebook.FieldMetadata != 0 {
 		c.Metadata = from.Metadata
 	}
-	if f&fieldAttachments != 0 {
+	if f&notebook.FieldAttachments != 0 {
 		c.Attachments = from.Attachments
 	}
-	if f&fieldOutputs != 0 {
+	if f&notebook.FieldOutputs != 0 {
 		c.Outputs = from.Outputs
 	}
-	if f&fieldCount != 0 {
+	if f&notebook.FieldCount != 0 {
 		c.ExecutionCount = from.ExecutionCount
 	}
-}
-
-// sameFields compares the fields f of two cells by content: a notebook
-// reloaded from disk has new values (and the file's JSON layout) for what
-// did not change.
-func sameFields(a, b *notebook.Cell, f cellField) bool {
-	if a == b {
-		return true
-	}
-	switch {
-	case f&fieldType != 0 && a.Type != b.Type,
-		f&fieldSource != 0 && a.Source != b.Source,
-		f&fieldMetadata != 0 && !sameJSON(a.Metadata, b.Metadata),
-		f&fieldAttachments != 0 && !sameJSON(a.Attachments, b.Attachments),
-		f&fieldCount != 0 && !intPtrEqual(a.ExecutionCount, b.ExecutionCount),
-		f&fieldOutputs != 0 && !sameOutputs(a.Outputs, b.Outputs):
-		return false
-	}
-	return true
-}
-
-func sameOutputs(a, b []notebook.Output) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := &a[i], &b[i]
-		if x.OutputType != y.OutputType || x.Name != y.Name || x.Text != y.Text || x.EName != y.EName || x.EValue != y.EValue ||
-			!intPtrEqual(x.ExecutionCount, y.ExecutionCount) || !reflect.DeepEqual(x.Traceback, y.Traceback) ||
-			!sameJSON(x.Metadata, y.Metadata) || len(x.Data) != len(y.Data) {
-			return false
-		}
-		for k, v := range x.Data {
-			if !sameJSON(v, y.Data[k]) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// sameJSON compares two JSON values by what they mean. Empty is null; a
-// list of strings (nbformat's multi-line text) is its joined string.
-func sameJSON(a, b json.RawMessage) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	return reflect.DeepEqual(jsonValue(a), jsonValue(b))
-}
-
-func jsonValue(raw json.RawMessage) any {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil
-	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	return joinLines(v)
-}
-
-// joinLines turns lists of strings into one string, anywhere in v.
-func joinLines(v any) any {
-	switch x := v.(type) {
-	case []any:
-		var sb strings.Builder
-		for _, e := range x {
-			s, ok := e.(string)
-			if !ok {
-				for i := range x {
-					x[i] = joinLines(x[i])
-				}
-				return x
-			}
-			sb.WriteString(s)
-		}
-		return sb.String()
-	case map[string]any:
-		for k, e := range x {
-			x[k] = joinLines(e)
-		}
-	}
-	return v
 }

@@ -492,14 +492,14 @@ func TestDiffCells(t *testing.T) {
 		for _, uc := range cells {
 			kind := "moved"
 			switch {
-			case uc.before == nil:
+			case uc.Before == nil:
 				kind = "inserted"
-			case uc.after == nil:
+			case uc.After == nil:
 				kind = "deleted"
-			case uc.fields == fieldSource:
+			case uc.Fields == notebook.FieldSource:
 				kind = "changed(source)"
 			}
-			got = append(got, uc.id+":"+kind)
+			got = append(got, uc.ID+":"+kind)
 		}
 		if strings.Join(got, " ") != tc.want || (order != nil) != tc.order {
 			t.Errorf("%s: got %q (order %v), want %q", tc.name, got, order, tc.want)
