@@ -296,7 +296,7 @@ func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 		return Unused{}, err
 	}
 	delete(e.docs, d.name)
-	e.undo.forget(d)
+	e.undo.Forget(d)
 	cause := ClosedByUnuse
 	if !tell {
 		cause = 0

@@ -19,6 +19,7 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
 // Config is what the engine needs to run. main builds it from flags and env.
@@ -157,7 +158,7 @@ type Engine struct {
 	// jupyterState is what that supervisor last said.
 	jupyterState atomic.Pointer[jupyter.ServerState]
 
-	undo    *undoLog // undo.go: what it takes to revert each call's change
+	undo    *undoLog // what it takes to revert each call's change (undo.go)
 	undoSeq atomic.Uint64
 
 	execSeq atomic.Uint64
@@ -211,14 +212,14 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		started:  map[string]bool{},
 		retiring: map[string]chan struct{}{},
 	}
-	e.undo = newUndoLog()
+	e.undo = undo.NewLog[*document]()
 	e.first = client
 	e.calls = calls.New(bus, calls.Options{
 		FillServer: func(st *event.ServerEvent) {
 			st.JupyterURL = e.JupyterURL()
 			e.fillJupyterState(st)
 		},
-		Undoable: e.undo.has,
+		Undoable: e.undo.Has,
 		ClientOf: e.clientOf,
 		Log:      log,
 	})

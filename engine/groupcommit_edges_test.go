@@ -151,7 +151,7 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 	}
 	onDisk("a", "b", "c", "d", "e")
 	for _, id := range ids {
-		if e.undo.has(id) {
+		if e.undo.Has(id) {
 			t.Errorf("call %s failed to save, yet an undo record of it is kept", id)
 		}
 	}

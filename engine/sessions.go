@@ -266,7 +266,7 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	e.mu.Unlock()
 	for _, d := range docs {
 		stopWatching(d)
-		e.undo.forget(d)
+		e.undo.Forget(d)
 	}
 
 	// Every channel closes (runs still going on the old server end with

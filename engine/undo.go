@@ -2,30 +2,26 @@ package engine
 
 import (
 	"context"
-	"slices"
-	"sync"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
-// Undo records. Before a tool call's change to a notebook is saved, the
-// engine keeps what it takes to take it back: the cells the change touched,
-// as they were before and after it, and where they were. A person reverts a
-// call from the workbench (Undo, undo_revert.go); an agent has no tool for
-// it. The records of the last maxUndoRecords changes per notebook are kept,
-// within maxUndoBytes for the whole engine, oldest dropped first.
+// Undo of a call's change. The records and their revert are engine/undo;
+// here is which call a change belongs to (from the call's context), the
+// keeping of a saved change's record, and the person's Undo, saved like
+// any change.
 
-// Bounds on the undo records.
-const (
-	maxUndoRecords = 200      // per notebook
-	maxUndoBytes   = 32 << 20 // per engine: sources and outputs count
+// The engine's undo records are kept per document.
+type (
+	undoLog    = undo.Log[*document]
+	undoRecord = undo.Record[*document]
 )
-
-// undoTool is the name an undo's own record goes by in the timeline and in
-// texts: it is the person's action, not a tool an agent can call.
-const undoTool = "undo"
 
 // callIdentity is which call a change belongs to: the call registry's
 // identity of the call (calls.IdentityOf), or the one Undo gives its own
@@ -69,153 +65,6 @@ func undoIdentity(ctx context.Context) *callIdentity {
 	return nil
 }
 
-// undoRecord is one change a call made to one notebook.
-type undoRecord struct {
-	seq   uint64
-	call  callIdentity // reverts and made unset
-	doc   *document
-	cells []notebook.CellDiff
-	// order is the cell ids before the change, in order, kept when the
-	// change deleted or moved cells: where they go back to.
-	order []string
-	size  int
-
-	reverts  []*undoRecord // an undo: the records it reverted
-	undoneBy *undoRecord   // the undo in effect that reverted this one
-	dropped  bool          // fell out of the log
-}
-
-// undoLog holds the records of every notebook in use. Records of one
-// notebook are added only under its writeMu; mu guards the lists.
-type undoLog struct {
-	mu         sync.Mutex
-	seq        uint64
-	byDoc      map[*document][]*undoRecord // oldest first
-	calls      map[string]int              // records kept by call id
-	bytes      int
-	maxRecords int // per notebook
-	maxBytes   int // in all
-}
-
-func newUndoLog() *undoLog {
-	return &undoLog{byDoc: map[*document][]*undoRecord{}, calls: map[string]int{}, maxRecords: maxUndoRecords, maxBytes: maxUndoBytes}
-}
-
-// add keeps r, dropping the oldest records beyond the bounds (r itself
-// when it alone is larger than all that may be kept).
-func (l *undoLog) add(r *undoRecord) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.seq++
-	r.seq = l.seq
-	l.byDoc[r.doc] = append(l.byDoc[r.doc], r)
-	l.calls[r.call.id]++
-	l.bytes += r.size
-	for len(l.byDoc[r.doc]) > l.maxRecords {
-		l.dropOldestLocked(r.doc)
-	}
-	for l.bytes > l.maxBytes {
-		var oldest *document
-		for d, rs := range l.byDoc {
-			if len(rs) > 0 && (oldest == nil || rs[0].seq < l.byDoc[oldest][0].seq) {
-				oldest = d
-			}
-		}
-		if oldest == nil {
-			break
-		}
-		l.dropOldestLocked(oldest)
-	}
-}
-
-func (l *undoLog) dropOldestLocked(d *document) {
-	rs := l.byDoc[d]
-	r := rs[0]
-	rs[0] = nil
-	rs = rs[1:]
-	if len(rs) == 0 {
-		delete(l.byDoc, d)
-	} else {
-		l.byDoc[d] = rs
-	}
-	l.bytes -= r.size
-	if l.calls[r.call.id]--; l.calls[r.call.id] <= 0 {
-		delete(l.calls, r.call.id)
-	}
-	// Other records may point at it (an undo and what it reverted): let
-	// go of the cells, keep who made it.
-	r.dropped, r.cells, r.order = true, nil, nil
-}
-
-// forget drops the records of a notebook no longer in use.
-func (l *undoLog) forget(d *document) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for len(l.byDoc[d]) > 0 {
-		l.dropOldestLocked(d)
-	}
-}
-
-// records returns a copy of d's list, oldest first.
-func (l *undoLog) records(d *document) []*undoRecord {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.byDoc[d])
-}
-
-// undoView is a record as read under the log's lock: dropping a record
-// (another notebook's change pushing the log past its bounds) clears its
-// cells, and an undo marks records undone, while an undo reads them.
-type undoView struct {
-	seq     uint64
-	call    callIdentity
-	doc     *document
-	cells   []notebook.CellDiff // never modified: a drop only lets go of them
-	order   []string
-	dropped bool
-	undone  bool // an undo in effect reverted it
-}
-
-// views reads records under the lock.
-func (l *undoLog) views(rs []*undoRecord) []*undoView {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]*undoView, len(rs))
-	for i, r := range rs {
-		out[i] = &undoView{seq: r.seq, call: r.call, doc: r.doc, cells: r.cells, order: r.order, dropped: r.dropped, undone: r.undoneBy != nil}
-	}
-	return out
-}
-
-// find returns the records callID made and their notebook, oldest first.
-// A call acts on one notebook.
-func (l *undoLog) find(callID string) (*document, []*undoRecord) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.calls[callID] == 0 {
-		return nil, nil
-	}
-	for d, rs := range l.byDoc {
-		var found []*undoRecord
-		for _, r := range rs {
-			if r.call.id == callID {
-				found = append(found, r)
-			}
-		}
-		if len(found) > 0 {
-			return d, found
-		}
-	}
-	return nil, nil
-}
-
-// has reports whether changes of callID are kept.
-func (l *undoLog) has(callID string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.calls[callID] > 0
-}
-
 // recordChange is mutate's hook: the record of the change from before to
 // after (a notebook's cells), when ctx belongs to a call whose changes are
 // kept and the change touched any cell; nil otherwise. It must not modify
@@ -225,62 +74,7 @@ func recordChange(ctx context.Context, d *document, before, after []*notebook.Ce
 	if id == nil {
 		return nil
 	}
-	cells, order := diffCells(before, after)
-	if len(cells) == 0 {
-		return nil
-	}
-	r := &undoRecord{call: *id, doc: d, cells: cells, order: order, reverts: id.reverts}
-	r.call.reverts, r.call.made = nil, nil
-	r.size = 256 + 16*len(order)
-	for _, c := range cells {
-		r.size += 64 + cellSize(c.Before) + cellSize(c.After)
-	}
-	return r
-}
-
-// diffCells lists the cells a change touched (compared as the change made
-// them: notebook.ChangedFields) and, when it deleted or moved cells, the
-// ids of before in order: where they go back to. A cell it inserted
-// counts as written whole.
-func diffCells(before, after []*notebook.Cell) ([]notebook.CellDiff, []string) {
-	cells, reordered := notebook.Diff(before, after, notebook.ChangedFields)
-	for i := range cells {
-		if cells[i].Before == nil {
-			cells[i].Fields = notebook.ContentFields
-		}
-	}
-	var order []string
-	if reordered {
-		order = make([]string, len(before))
-		for i, c := range before {
-			order[i] = c.ID
-		}
-	}
-	return cells, order
-}
-
-// cellSize is about how much memory a cell holds.
-func cellSize(c *notebook.Cell) int {
-	if c == nil {
-		return 0
-	}
-	n := 96 + len(c.ID) + len(c.Type) + len(c.Source) + len(c.Metadata) + len(c.Attachments)
-	for k, v := range c.Extra {
-		n += len(k) + len(v)
-	}
-	for _, o := range c.Outputs {
-		n += 128 + len(o.OutputType) + len(o.Name) + len(o.Text) + len(o.Metadata) + len(o.EName) + len(o.EValue)
-		for k, v := range o.Data {
-			n += len(k) + len(v)
-		}
-		for _, l := range o.Traceback {
-			n += len(l)
-		}
-		for k, v := range o.Extra {
-			n += len(k) + len(v)
-		}
-	}
-	return n
+	return undo.NewRecord(undo.Call{ID: id.id, Tool: id.tool, Session: id.session, At: id.at}, d, before, after, id.reverts)
 }
 
 // keepUndo keeps a saved change's record (nil: none), and tells an undo
@@ -289,8 +83,93 @@ func (e *Engine) keepUndo(ctx context.Context, r *undoRecord) {
 	if r == nil {
 		return
 	}
-	e.undo.add(r)
+	e.undo.Add(r)
 	if id := undoIdentity(ctx); id != nil && id.reverts != nil {
 		id.made = r
+	}
+}
+
+// Undo reverts the changes a finished tool call (or an earlier undo) made
+// to a notebook: cells it inserted go, cells it changed or deleted come
+// back (deleted ones next to the cells they were next to), moved cells go
+// back. It is saved like any change, and kept as one, so it can be undone
+// in turn. When a cell the call touched was changed again since, nothing
+// is changed and the error (an *undo.UndoConflictError) names the cell and
+// the later change. The session that made the call is told on its next
+// result on the notebook.
+func (e *Engine) Undo(ctx context.Context, callID string) (undo.UndoResult, error) {
+	if e.calls.Running(callID) {
+		return undo.UndoResult{}, Userf("call %s has not finished; undo it once it has", callID)
+	}
+	d, rs := e.undo.Find(callID)
+	if d == nil {
+		records, bytes := e.undo.Bounds()
+		return undo.UndoResult{}, Userf("call %s has no change kept for undo: it changed no notebook in use, or it is older than the changes kept (the last %d per notebook, %d MiB in all)", callID, records, bytes>>20)
+	}
+	first := rs[0].Call()
+	if by := e.undo.UndoneBy(rs); by != nil {
+		return undo.UndoResult{}, Userf("%s of %s was already undone at %s; undo that undo to bring it back", first.Tool, undo.Clock(first.At), undo.Clock(by.Call().At))
+	}
+	if cur, err := e.lookup("", d.name); err != nil || cur != d {
+		return undo.UndoResult{}, Userf("notebook %q is no longer in use; nothing was undone", d.name)
+	}
+	id := &callIdentity{
+		id:      fmt.Sprintf("undo-%d", e.undoSeq.Add(1)),
+		tool:    undo.Tool,
+		at:      time.Now(),
+		reverts: rs,
+	}
+	res := undo.UndoResult{ID: id.id, Of: callID, Tool: first.Tool, At: first.At, Notebook: d.name,
+		Summary: fmt.Sprintf("undo of %s %s by the person", first.Tool, undo.Clock(first.At))}
+	var firstCell string
+	snap := func(c *notebook.Cell) event.CellSnapshot { return e.snapshotCell(d.name, c) }
+	who := func(session string) string {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		return e.refLocked(session).String()
+	}
+	err := e.mutate(withCallIdentity(ctx, id), d, "", false, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
+		events, changes, first, err := e.undo.Revert(nb, d, rs, snap, who)
+		res.Changes, firstCell = changes, first
+		return events, err
+	})
+	if err != nil {
+		// Refused or failed: nothing changed, and the person is told
+		// where they asked; the timeline keeps only undos that happened.
+		return undo.UndoResult{}, err
+	}
+	e.undo.MarkUndone(rs, id.made)
+	// The timeline shows the undo as an entry of its own, which the
+	// person can select and undo in turn.
+	started := event.CallEvent{ID: id.id, Tool: undo.Tool, Status: event.CallRunning, Started: id.at, Summary: res.Summary, UndoOf: callID, Notebook: d.name}
+	e.publish(event.Event{Type: event.EvCallStarted, Call: &started})
+	finished := started
+	finished.Status, finished.Duration = event.CallOK, time.Since(id.at)
+	finished.Undoable = id.made != nil
+	finished.Text = res.Summary + ": " + strings.Join(res.Changes, ", ")
+	finished.CellID = firstCell
+	e.publish(event.Event{Type: event.EvCallFinished, Call: &finished})
+	e.tellUndone(d, rs, res.Changes)
+	return res, nil
+}
+
+// tellUndone leaves the sessions whose changes an undo reverted (or, for
+// an undo of an undo, brought back) a notice on the notebook.
+func (e *Engine) tellUndone(d *document, rs []*undoRecord, changes []string) {
+	// A notice is one line: an undo of a long delete names the first
+	// cells, as an outside edit's does, and counts the rest.
+	if len(changes) > event.MaxListedChanges {
+		changes = append(changes[:event.MaxListedChanges:event.MaxListedChanges], fmt.Sprintf("and %d more cells", len(changes)-event.MaxListedChanges))
+	}
+	what := strings.Join(changes, ", ")
+	for _, r := range rs {
+		if c := r.Call(); c.Session != "" {
+			e.Notify(c.Session, d.path, fmt.Sprintf("a person reverted your %s of %s (%s)", c.Tool, undo.Clock(c.At), what))
+		}
+		for _, earlier := range r.Reverts() {
+			if c := earlier.Call(); c.Session != "" {
+				e.Notify(c.Session, d.path, fmt.Sprintf("a person undid their revert of your %s of %s (%s)", c.Tool, undo.Clock(c.At), what))
+			}
+		}
 	}
 }

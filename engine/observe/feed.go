@@ -17,6 +17,7 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
 // The feed protocol, one JSON object per websocket text message.
@@ -61,7 +62,7 @@ type feedEngine interface {
 	Decide(id string, allow bool) error
 	Settle(id string, v calls.Verdict) error
 	RevokeAllowed()
-	Undo(ctx context.Context, callID string) (engine.UndoResult, error)
+	Undo(ctx context.Context, callID string) (undo.UndoResult, error)
 	AttachUI() (detach func())
 }
 
@@ -118,7 +119,7 @@ func (a engineActions) Decide(id string, allow bool) error      { return a.e.Cal
 func (a engineActions) Settle(id string, v calls.Verdict) error { return a.e.Calls().Settle(id, v) }
 func (a engineActions) RevokeAllowed()                          { a.e.Calls().RevokeAllowed() }
 func (a engineActions) AttachUI() (detach func())               { return a.e.Calls().AttachUI() }
-func (a engineActions) Undo(ctx context.Context, callID string) (engine.UndoResult, error) {
+func (a engineActions) Undo(ctx context.Context, callID string) (undo.UndoResult, error) {
 	return a.e.Undo(ctx, callID)
 }
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
 // fakeEngine records the actions the feed server passes on.
@@ -62,12 +62,12 @@ func (f *fakeEngine) Settle(id string, v calls.Verdict) error {
 	return nil
 }
 func (f *fakeEngine) RevokeAllowed() { f.record("revoke") }
-func (f *fakeEngine) Undo(_ context.Context, id string) (engine.UndoResult, error) {
+func (f *fakeEngine) Undo(_ context.Context, id string) (undo.UndoResult, error) {
 	f.record("undo " + id)
 	if id == "c3" {
-		return engine.UndoResult{}, errors.New("cell 7cb73ed2 was changed by edit_cell_source at 14:32:10 (the person) after this call; undo that first")
+		return undo.UndoResult{}, errors.New("cell 7cb73ed2 was changed by edit_cell_source at 14:32:10 (the person) after this call; undo that first")
 	}
-	return engine.UndoResult{ID: "undo-1", Of: id}, nil
+	return undo.UndoResult{ID: "undo-1", Of: id}, nil
 }
 func (f *fakeEngine) AttachUI() func() {
 	f.mu.Lock()
