@@ -13,7 +13,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
@@ -101,14 +100,14 @@ type feedClient struct {
 // interrupt kernels. An empty token disables the check, for feeds served on
 // a unix socket in a private directory. The header info, MCP token
 // included, is sent to every workbench that attaches.
-func ServeFeed(e *engine.Engine, info HeaderInfo, token string) *Feed {
+func ServeFeed(e Engine, info HeaderInfo, token string) *Feed {
 	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
 	return newFeed(sub.C(), sub.Close, engineActions{e}, info, token)
 }
 
 // engineActions is an in-process engine as the feed's actions need it:
 // the call registry's, and the core's own.
-type engineActions struct{ e *engine.Engine }
+type engineActions struct{ e Engine }
 
 func (a engineActions) InterruptKernel(ctx context.Context, kernelID string) error {
 	return a.e.InterruptKernel(ctx, kernelID)

@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
 // HeaderInfo is what the workbench's header shows about the server it
@@ -34,7 +34,7 @@ type HeaderInfo struct {
 // ErrReadOnly is returned by actions on a source that cannot act (a replay).
 var ErrReadOnly = errors.New("this workbench is read-only (replay)")
 
-// Why a source cannot resend a call (engine.Engine.Resend): a replay has no
+// Why a source cannot resend a call (calls.Registry.Resend): a replay has no
 // server to call, and the feed an attached workbench reads carries events
 // and the person's actions on the engine, not tool calls.
 var (
@@ -53,14 +53,24 @@ const subscriptionBuffer = 4096
 // tool call wake them once rather than a dozen times while the call runs.
 const observerBatchWindow = 8 * time.Millisecond
 
+// Engine is what observe needs of an in-process engine (*engine.Engine
+// has it): its bus, its call registry, and the person's two actions that
+// are the core's own. observe imports no engine state beyond these.
+type Engine interface {
+	Bus() *event.Bus
+	Calls() *calls.Registry
+	InterruptKernel(ctx context.Context, kernelID string) error
+	Undo(ctx context.Context, callID string) (undo.UndoResult, error)
+}
+
 // LocalSource is the engine of the workbench's own process.
 type LocalSource struct {
-	e    *engine.Engine
+	e    Engine
 	info HeaderInfo
 }
 
 // Local returns a source on an in-process engine.
-func Local(e *engine.Engine, info HeaderInfo) *LocalSource {
+func Local(e Engine, info HeaderInfo) *LocalSource {
 	return &LocalSource{e: e, info: info}
 }
 
@@ -76,7 +86,7 @@ func (l *LocalSource) ServerState() event.ServerEvent { return l.e.Calls().Serve
 
 // subscribeEngine subscribes to e's bus and attaches a workbench for the
 // subscription's lifetime.
-func subscribeEngine(e *engine.Engine) (<-chan event.Event, func()) {
+func subscribeEngine(e Engine) (<-chan event.Event, func()) {
 	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
 	detach := e.Calls().AttachUI()
 	var once sync.Once

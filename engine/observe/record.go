@@ -8,7 +8,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
@@ -30,7 +29,7 @@ type Recorder struct {
 }
 
 // NewRecorder records every event of e's bus to w until Close.
-func NewRecorder(w io.Writer, e *engine.Engine, secrets []string) *Recorder {
+func NewRecorder(w io.Writer, e interface{ Bus() *event.Bus }, secrets []string) *Recorder {
 	return NewBusRecorder(w, e.Bus(), secrets)
 }
 

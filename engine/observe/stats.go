@@ -29,7 +29,7 @@ type StatsRow struct {
 	P50, P95, P99, Max time.Duration
 
 	// What the results cost the agent's context, on the wire (see
-	// engine.CallEvent.TextBytes).
+	// event.CallEvent.TextBytes).
 	TextBytes, StructuredBytes, ImageBytes int64
 }
 
