@@ -254,6 +254,7 @@ func TestJupyter(t *testing.T) {
 	run("RestartNotebook", testRestartNotebook)
 	run("Previews", testPreviews)
 	run("PreviewRestart", testPreviewRestart)
+	run("PreviewIsTheCall", testPreviewIsTheCall)
 	run("Undo", testUndo)
 }
 

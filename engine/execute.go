@@ -113,54 +113,30 @@ func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref Cell
 	if err != nil {
 		return ExecResult{}, err
 	}
-	var (
-		cellID, code string
-		index        int
-	)
 	// Clearing the outputs before a run is not kept for undo: the run's
 	// outputs follow it at once.
-	err = e.mutate(withoutUndo(ctx), d, session, ref.ID == "", func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
-		i, err := resolveCell(nb, d.name, ref, RoleCell)
-		if err != nil {
-			return nil, err
-		}
-		c := nb.Cells[i]
-		if c.Type != notebook.Code {
-			return nil, Userf("cell %d (id %q) is a %s cell; only code cells can be executed", i, c.ID, c.Type)
-		}
-		if err := checkCode(c.Source); err != nil {
-			return nil, err
-		}
-		cellID, code, index = c.ID, c.Source, i
-		if len(c.Outputs) == 0 && c.ExecutionCount == nil {
-			return nil, errNoChange
-		}
-		nc := *c
-		nc.Outputs = []notebook.Output{}
-		nc.ExecutionCount = nil
-		nb.Cells[i] = &nc
-		return []event.NotebookEvent{{Op: event.OpClearOutput, Index: i, Cells: []event.CellSnapshot{e.snapshotCell(d.name, &nc)}}}, nil
-	})
-	if err != nil {
+	m := &clearOutputs{onNotebook: e.on(d), ref: ref, forRun: true}
+	if err := e.commit(withoutUndo(ctx), d, session, m); err != nil {
 		return ExecResult{}, err
 	}
-	return e.runCell(ctx, d, cellID, index, code, opts)
+	return e.runCell(ctx, d, m.cell.ID, m.cell.Index, m.cell.Source, opts)
 }
 
 // InsertExecuteCell inserts a code cell at index (-1 appends) and runs it.
 func (e *Engine) InsertExecuteCell(ctx context.Context, session, name string, index int, source string, opts ExecOptions) (ExecResult, error) {
-	if err := checkCode(source); err != nil {
-		return ExecResult{}, err
-	}
-	_, cell, err := e.InsertCell(ctx, session, name, index, notebook.Code, source)
-	if err != nil {
+	m := &insertCell{index: index, cellType: notebook.Code, source: source, run: true}
+	if err := m.check(); err != nil {
 		return ExecResult{}, err
 	}
 	d, err := e.lookup(session, name)
 	if err != nil {
 		return ExecResult{}, err
 	}
-	return e.runCell(ctx, d, cell.ID, cell.Index, source, opts)
+	m.onNotebook = e.on(d)
+	if err := e.commit(ctx, d, session, m); err != nil {
+		return ExecResult{}, err
+	}
+	return e.runCell(ctx, d, m.inserted.ID, m.inserted.Index, source, opts)
 }
 
 // runCell executes code as the cell cellID of d.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -76,7 +77,9 @@ func (e *Engine) Preview(ctx context.Context, session string, req PreviewRequest
 		return p
 	}
 	if err := e.preview(ctx, session, req, &p); err != nil {
-		p.Problem = err.Error()
+		// A change the call would refuse is previewed as that refusal, in
+		// the words the call gets.
+		p.Problem, p.Refused = err.Error(), IsUserError(err)
 	}
 	boundPreview(&p)
 	return p
@@ -101,77 +104,72 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		return err
 	}
 	nb := d.model()
+	on := e.on(d)
+	// Each preview is the change the call makes, made on a copy.
 	switch req.Op {
 	case PreviewEdit, PreviewOverwrite:
-		i, err := resolveCell(nb, d.name, req.Cell, RoleCell)
-		if err != nil {
-			return err
-		}
-		c := nb.Cells[i]
-		src := req.Source
+		var m cellChange = &overwriteSource{onNotebook: on, ref: req.Cell, source: req.Source}
 		what := "overwrite"
 		if req.Op == PreviewEdit {
-			what = "edit"
-			if err := previewEdit(c, i, req); err != nil {
-				return err
-			}
-			if req.All {
-				src = strings.ReplaceAll(c.Source, req.Old, req.New)
-			} else {
-				src = strings.Replace(c.Source, req.Old, req.New, 1)
-			}
+			m, what = &editSource{onNotebook: on, ref: req.Cell, old: req.Old, new: req.New, all: req.All}, "edit"
 		}
-		p.What = fmt.Sprintf("%s the source of cell %d (id %s)", what, i, c.ID)
-		if src == c.Source {
+		err := tryChange(nb, m)
+		if err != nil && !errors.Is(err, errNoChange) {
+			return err
+		}
+		var edit SourceChange
+		switch m := m.(type) {
+		case *overwriteSource:
+			edit = m.edit
+		case *editSource:
+			edit = m.edit
+		}
+		p.What = fmt.Sprintf("%s the source of cell %d (id %s)", what, edit.Cell.Index, edit.Cell.ID)
+		if err != nil {
 			p.What += ": no change"
 			return nil
 		}
-		p.Diff = cellDiff(i, c.Source, src)
+		p.Diff = edit.Diff
 	case PreviewInsert, PreviewInsertRun:
-		n := len(nb.Cells)
-		at := req.Index
-		if at == -1 {
-			at = n
-		}
-		if at < 0 || at > n {
-			return &CellIndexError{Notebook: d.name, Index: req.Index, Count: n, Insert: true}
-		}
-		typ := req.CellType
+		m := &insertCell{onNotebook: on, index: req.Index, cellType: req.CellType, source: req.Source}
 		if req.Op == PreviewInsertRun {
-			typ = notebook.Code
+			m.cellType, m.run = notebook.Code, true
+		}
+		if err := tryChange(nb, m); err != nil {
+			return err
+		}
+		at, n := m.inserted.Index, len(nb.Cells)
+		if m.run {
 			p.Code, p.Language = req.Source, notebookLanguage(nb)
 			p.What = fmt.Sprintf("insert a code cell at index %d and run it on kernel %s", at, short8(d.kernel.id))
 		} else {
-			if err := validCellType(typ); err != nil {
-				return err
-			}
-			p.What = fmt.Sprintf("insert a %s cell at index %d (the notebook has %d cells)", typ, at, n)
+			p.What = fmt.Sprintf("insert a %s cell at index %d (the notebook has %d cells)", m.cellType, at, n)
 		}
 		for i := max(at-previewNeighbours, 0); i < at; i++ {
 			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], event.PreviewCellContext))
 		}
-		p.Cells = append(p.Cells, event.PreviewCell{Index: at, Type: typ, Source: req.Source, Role: event.PreviewCellNew})
+		// The new cell's id is made when it is inserted: none is shown.
+		p.Cells = append(p.Cells, event.PreviewCell{Index: at, Type: m.cellType, Source: req.Source, Role: event.PreviewCellNew})
 		for i := at; i < min(at+previewNeighbours, n); i++ {
 			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], event.PreviewCellContext))
 		}
 	case PreviewDelete:
-		positions, err := previewDeleted(nb, d.name, req)
-		if err != nil {
+		m := &deleteCells{onNotebook: on, indices: req.Indices, ids: req.IDs}
+		if err := tryChange(nb, m); err != nil {
 			return err
 		}
-		p.What = fmt.Sprintf("delete %d of %d cells", len(positions), len(nb.Cells))
-		for _, i := range positions {
-			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], event.PreviewCellGone))
+		p.What = fmt.Sprintf("delete %d of %d cells", len(m.deleted), len(nb.Cells))
+		gone := slices.SortedFunc(slices.Values(m.deleted), func(a, b CellInfo) int { return a.Index - b.Index })
+		for _, c := range gone {
+			p.Cells = append(p.Cells, previewCell(c.Index, nb.Cells[c.Index], event.PreviewCellGone))
 		}
 	case PreviewMove:
-		from, err := resolveCell(nb, d.name, req.Cell, RoleSource)
-		if err != nil {
+		m := &moveCell{onNotebook: on, src: req.Cell, dst: req.Target}
+		err := tryChange(nb, m)
+		if err != nil && !errors.Is(err, errNoChange) {
 			return err
 		}
-		to, err := resolveCell(nb, d.name, req.Target, RoleTarget)
-		if err != nil {
-			return err
-		}
+		from, to := m.from, m.moved.Index
 		c := nb.Cells[from]
 		p.What = fmt.Sprintf("move cell %d (id %s) to index %d", from, c.ID, to)
 		if from == to {
@@ -182,65 +180,22 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 			p.Cells = append(p.Cells, previewCell(to, nb.Cells[to], event.PreviewCellContext))
 		}
 	case PreviewRunCell:
-		i, err := resolveCell(nb, d.name, req.Cell, RoleCell)
-		if err != nil {
+		m := &clearOutputs{onNotebook: on, ref: req.Cell, forRun: true}
+		err := tryChange(nb, m)
+		if m.cell.ID != "" {
+			p.What = fmt.Sprintf("run cell %d (id %s) on kernel %s", m.cell.Index, m.cell.ID, short8(d.kernel.id))
+		}
+		if err != nil && !errors.Is(err, errNoChange) {
+			if m.cell.ID != "" && m.cell.Type != notebook.Code {
+				p.What = fmt.Sprintf("run cell %d (id %s), a %s cell", m.cell.Index, m.cell.ID, m.cell.Type)
+			}
 			return err
 		}
-		c := nb.Cells[i]
-		if c.Type != notebook.Code {
-			p.What = fmt.Sprintf("cell %d (id %s) is a %s cell: running it runs no code", i, c.ID, c.Type)
-			return nil
-		}
-		p.What = fmt.Sprintf("run cell %d (id %s) on kernel %s", i, c.ID, short8(d.kernel.id))
-		p.Code, p.Language = c.Source, notebookLanguage(nb)
+		p.Code, p.Language = m.cell.Source, notebookLanguage(nb)
 	default:
 		return fmt.Errorf("no preview for operation %d", req.Op)
 	}
 	return nil
-}
-
-// previewEdit checks an edit as EditCellSource would.
-func previewEdit(c *notebook.Cell, i int, req PreviewRequest) error {
-	switch {
-	case req.Old == "":
-		return &EditError{Problem: EditEmptyOld}
-	case req.Old == req.New:
-		return &EditError{Problem: EditSame}
-	}
-	switch n := strings.Count(c.Source, req.Old); {
-	case n == 0:
-		return &EditError{Problem: EditNotFound, Index: i, CellID: c.ID, Source: excerpt(c.Source, 200)}
-	case n > 1 && !req.All:
-		return &EditError{Problem: EditAmbiguous, Index: i, CellID: c.ID, Count: n}
-	}
-	return nil
-}
-
-// previewDeleted resolves the cells a delete names, as DeleteCells would,
-// in the order given.
-func previewDeleted(nb *notebook.Notebook, name string, req PreviewRequest) ([]int, error) {
-	if len(req.IDs) == 0 && len(req.Indices) == 0 {
-		return nil, &NoCellError{Several: true}
-	}
-	var positions []int
-	if len(req.IDs) > 0 {
-		for _, id := range req.IDs {
-			i, err := findCell(nb, name, id, RoleCell)
-			if err != nil {
-				return nil, err
-			}
-			positions = append(positions, i)
-		}
-	} else {
-		for _, i := range req.Indices {
-			if err := checkIndex(nb, name, i, RoleCell); err != nil {
-				return nil, err
-			}
-			positions = append(positions, i)
-		}
-	}
-	slices.Sort(positions)
-	return slices.Compact(positions), nil
 }
 
 // previewCode says where code sent to a kernel would run, as ExecuteCode
@@ -248,17 +203,10 @@ func previewDeleted(nb *notebook.Notebook, name string, req PreviewRequest) ([]i
 // notebook's kernel.
 func (e *Engine) previewCode(session string, req PreviewRequest, p *event.CallPreview) error {
 	p.Code = req.Source
-	if e.sandboxes != nil {
-		r := e.sandboxes
-		r.mu.Lock()
-		name := r.active[session]
-		en := r.byName[name]
-		r.mu.Unlock()
-		if en != nil {
-			p.What = fmt.Sprintf("run code on sandbox %s (%s)", en.name, en.variant)
-			p.Language = "python"
-			return nil
-		}
+	if en := e.sandboxes.activeFor(session); en != nil {
+		p.What = fmt.Sprintf("run code on sandbox %s (%s)", en.name, en.variant)
+		p.Language = "python"
+		return nil
 	}
 	if req.KernelID != "" {
 		p.What = "run code on kernel " + short8(req.KernelID)

@@ -147,3 +147,68 @@ func testPreviewRestart(t *testing.T, f *fixture) {
 		t.Fatalf("restart preview, running: %+v", p)
 	}
 }
+
+// testPreviewIsTheCall holds a preview against what the call then does:
+// a call that will be refused is previewed as that refusal, in the words
+// the call gets, and one that will succeed is previewed without a problem.
+// A delete naming one cell twice was once shown as a deletion, then failed
+// once allowed.
+func testPreviewIsTheCall(t *testing.T, f *fixture) {
+	ctx := ctxT(t)
+	e := f.e
+	f.use(t, "s", "nb", "preview-call.ipynb", "create")
+	var ids []string
+	for _, src := range []string{"a = 1", "# Notes", "b = 2"} {
+		typ := "code"
+		if strings.HasPrefix(src, "#") {
+			typ = "markdown"
+		}
+		_, c, err := e.InsertCell(ctx, "s", "", -1, typ, src)
+		checkNoError(t, "insert", err)
+		ids = append(ids, c.ID)
+	}
+	before := f.file(t, "preview-call.ipynb")
+	for _, tc := range []struct {
+		name string
+		req  PreviewRequest
+		call func() error
+	}{
+		{"delete an index twice", PreviewRequest{Op: PreviewDelete, Indices: []int{1, 1}},
+			func() error { _, _, err := e.DeleteCells(ctx, "s", "", []int{1, 1}, nil); return err }},
+		{"delete an id twice", PreviewRequest{Op: PreviewDelete, IDs: []string{ids[2], ids[0], ids[2]}},
+			func() error {
+				_, _, err := e.DeleteCells(ctx, "s", "", nil, []string{ids[2], ids[0], ids[2]})
+				return err
+			}},
+		{"run a markdown cell", PreviewRequest{Op: PreviewRunCell, Cell: CellRef{ID: ids[1]}},
+			func() error { _, err := e.ExecuteCell(ctx, "s", "", CellRef{ID: ids[1]}, ExecOptions{}); return err }},
+		{"insert and run code with a NUL", PreviewRequest{Op: PreviewInsertRun, Index: -1, Source: "x\x00"},
+			func() error { _, err := e.InsertExecuteCell(ctx, "s", "", -1, "x\x00", ExecOptions{}); return err }},
+		{"edit to the same text", PreviewRequest{Op: PreviewEdit, Cell: CellRef{ID: ids[0]}, Old: "a", New: "a"},
+			func() error {
+				_, _, err := e.EditCellSource(ctx, "s", "", CellRef{ID: ids[0]}, "a", "a", false)
+				return err
+			}},
+		{"insert of no type", PreviewRequest{Op: PreviewInsert, Index: 0, CellType: "prose"},
+			func() error { _, _, err := e.InsertCell(ctx, "s", "", 0, "prose", "x"); return err }},
+	} {
+		p := e.Preview(ctx, "s", tc.req)
+		err := tc.call()
+		if err == nil {
+			t.Fatalf("%s: the call was not refused", tc.name)
+		}
+		if p.Problem != err.Error() || !p.Refused || len(p.Cells) != 0 || p.Diff != "" {
+			t.Errorf("%s: previewed %+v; the call was refused with %q", tc.name, p, err)
+		}
+	}
+	if after := f.file(t, "preview-call.ipynb"); !bytes.Equal(before, after) {
+		t.Fatalf("a refused call changed the file")
+	}
+	// A delete that goes through: the cells previewed are the ones gone.
+	p := e.Preview(ctx, "s", PreviewRequest{Op: PreviewDelete, IDs: []string{ids[2], ids[0]}})
+	_, gone, err := e.DeleteCells(ctx, "s", "", nil, []string{ids[2], ids[0]})
+	checkNoError(t, "delete", err)
+	if p.Problem != "" || p.Refused || len(p.Cells) != len(gone) || p.Cells[0].ID != gone[1].ID || p.Cells[1].ID != gone[0].ID {
+		t.Errorf("previewed %+v; deleted %+v", p, gone)
+	}
+}

@@ -367,6 +367,17 @@ func (e *Engine) TerminateSandbox(ctx context.Context, name string) error {
 	return nil
 }
 
+// activeFor is the sandbox session routes execute_code to, or nil (also
+// on a nil registry).
+func (r *sandboxRegistry) activeFor(session string) *sandboxEntry {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byName[r.active[session]]
+}
+
 // sessionClosed forgets the session's active sandbox (Engine.SessionClosed
 // calls it).
 func (r *sandboxRegistry) sessionClosed(session string) {
@@ -412,13 +423,11 @@ func (r *sandboxRegistry) closeAll(ctx context.Context) {
 // does for kernels.
 func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opts ExecOptions) (res ExecResult, ok bool, err error) {
 	r := e.sandboxes
-	r.mu.Lock()
-	name := r.active[session]
-	en := r.byName[name]
-	r.mu.Unlock()
-	if name == "" || en == nil {
+	en := r.activeFor(session)
+	if en == nil {
 		return ExecResult{}, false, nil
 	}
+	name := en.name
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = en.timeout

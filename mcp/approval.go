@@ -145,15 +145,21 @@ const (
 var previewRoles = map[string]string{event.PreviewCellNew: "would be inserted", event.PreviewCellGone: "would be deleted", event.PreviewCellMoved: "would be moved", event.PreviewCellRun: "would run"}
 
 // previewText is the preview as lines of the question ("" when there is
-// none): what the call would do, the cells it would insert, delete, move or
-// run (their first line), the start of a diff or of the code, and the state
-// that would be lost.
+// none): what the call would do, or the refusal it will get; the cells it
+// would insert, delete, move or run (their first line), the start of a
+// diff or of the code, and the state that would be lost.
 func previewText(p *event.CallPreview) string {
-	if p == nil || p.What == "" {
+	if p == nil || (p.What == "" && !p.Refused) {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\nIt would " + p.What + ".")
+	if p.What != "" {
+		b.WriteString("\nIt would " + p.What + ".")
+	}
+	if p.Refused {
+		// What the call will fail with if allowed, as the engine says it.
+		b.WriteString("\nIt will be refused: " + oneLine(p.Problem) + ".")
+	}
 	for _, c := range p.Cells {
 		role, ok := previewRoles[c.Role]
 		if !ok {

@@ -9,10 +9,10 @@ const (
 	PreviewCellContext = "context" // a neighbour, for orientation
 )
 
-// CallPreview is what a held call would do. Strings are bounded
-// (previewTextMax); Problem is set, and the rest mostly empty, when it could
-// not be computed (an index out of range, no notebook): the call then fails
-// as usual if it is allowed.
+// CallPreview is what a held call would do. Strings are bounded. Problem
+// is set, and the rest mostly empty, when the call would be refused
+// (Refused: an index out of range, no notebook; in the words the call
+// then fails with) or when no preview could be made.
 type CallPreview struct {
 	Client   string        `json:"client,omitempty"`   // the session's client (name and version)
 	Notebook string        `json:"notebook,omitempty"` // the notebook it acts on
@@ -23,6 +23,10 @@ type CallPreview struct {
 	Cells    []PreviewCell `json:"cells,omitempty"`    // cells inserted, deleted, moved, run, and neighbours
 	Facts    []string      `json:"facts,omitempty"`    // state that would be lost
 	Problem  string        `json:"problem,omitempty"`  // why no (full) preview
+	// Refused: Problem is the call's own refusal, in the words it will
+	// fail with if it is allowed (an index out of range, a cell named
+	// twice), not a preview that could not be made.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // PreviewCell is a cell shown in a preview: Index is its position now (for
