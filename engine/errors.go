@@ -318,24 +318,6 @@ func (e *UnknownKernelError) Error() string {
 
 func (*UnknownKernelError) CallerCanFix() bool { return true }
 
-// KernelDiedError: the kernel died while running code; its state is lost.
-// Notebook and Index/CellID are set when the code was a notebook's cell.
-type KernelDiedError struct {
-	KernelID string
-	Notebook string
-	Index    int
-	CellID   string
-}
-
-func (e *KernelDiedError) Error() string {
-	if e.Notebook != "" {
-		return fmt.Sprintf("the kernel died while running cell %d (id %q) of notebook %q (its state is lost); outputs printed before it died are in the cell", e.Index, e.CellID, e.Notebook)
-	}
-	return fmt.Sprintf("kernel %s died while running the code (its state is lost)", e.KernelID)
-}
-
-func (*KernelDiedError) CallerCanFix() bool { return true }
-
 // DepthError: a listing depth outside 0..Max.
 type DepthError struct{ Depth, Max int }
 

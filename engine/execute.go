@@ -106,8 +106,9 @@ func (e *Engine) timeout(t time.Duration) time.Duration {
 // StillRunning set, and the outputs keep being collected into the notebook
 // until the run ends. When ctx is cancelled, the kernel is interrupted and
 // the partial result (Status "aborted") comes back with an error wrapping
-// ctx.Err(). A dead kernel is a *KernelDiedError, unless kernel.auto-restart
-// is on: then the kernel is restarted and the result has KernelRestarted set.
+// ctx.Err(). A kernel that dies or goes away during the run is a
+// *KernelLostError, unless it died and kernel.auto-restart is on: then the
+// kernel is restarted and the result has KernelRestarted set.
 func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref CellRef, opts ExecOptions) (ExecResult, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
@@ -157,14 +158,8 @@ func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index 
 	if err != nil {
 		return res.ExecResult, err
 	}
-	if err := runError(d.kernel, d, index, cellID, res); err != nil {
+	if err := e.runFailure(d.kernel, d, d.file.Client(), index, cellID, res); err != nil {
 		return ExecResult{}, err
-	}
-	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
-		return ExecResult{}, &KernelDiedError{KernelID: d.kernel.id, Notebook: d.name, Index: index, CellID: cellID}
-	}
-	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
-		return ExecResult{}, fmt.Errorf("running cell %d of notebook %q: %w", index, d.name, whyDisconnected(d.file.Client(), res.err))
 	}
 	return res.ExecResult, nil
 }
@@ -205,31 +200,14 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 	}
 	x, err := e.startExecution(ctx, k, nil, client, "", -1, code, opts)
 	if err != nil {
-		var lost *KernelLostError
-		if errors.As(err, &lost) {
-			lost.Notebook = docName(d)
-			if d == nil {
-				e.settleLoss(k, lost)
-			}
-		}
-		return ExecResult{}, err
+		return ExecResult{}, e.named(k, d, err)
 	}
 	res, err := e.await(ctx, x, opts)
 	if err != nil {
 		return res.ExecResult, err
 	}
-	if err := runError(k, d, -1, "", res); err != nil {
-		var lost *KernelLostError
-		if errors.As(err, &lost) && d == nil {
-			e.settleLoss(k, lost)
-		}
+	if err := e.runFailure(k, d, client, -1, "", res); err != nil {
 		return ExecResult{}, err
-	}
-	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
-		return ExecResult{}, &KernelDiedError{KernelID: k.id}
-	}
-	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
-		return ExecResult{}, fmt.Errorf("running code on kernel %s: %w", k.id, whyDisconnected(client, res.err))
 	}
 	return res.ExecResult, nil
 }
@@ -292,7 +270,7 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 	e.mu.Unlock()
 	e.execs.Add(1)
 	e.publish(event.Event{Type: event.EvExecStarted, Exec: &event.ExecEvent{
-		ID: x.id, Notebook: x.docName(), CellID: cellID, KernelID: k.id, CallID: x.callID, Code: code,
+		ID: x.id, Notebook: x.doc.notebookName(), CellID: cellID, KernelID: k.id, CallID: x.callID, Code: code,
 	}})
 	close(x.ready)
 	return x, nil
@@ -325,13 +303,6 @@ func (e *Engine) endRunAsync(k *kernelEntry) {
 			e.retireKernel(k)
 		}()
 	}
-}
-
-func (x *execution) docName() string {
-	if x.doc == nil {
-		return ""
-	}
-	return x.doc.name
 }
 
 // execOutcome is an ExecResult plus the run's failure, if any.
@@ -560,7 +531,7 @@ func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 		x.doc.doneRunning(x)
 	}
 	x.e.publish(event.Event{Type: event.EvExecFinished, Exec: &event.ExecEvent{
-		ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID,
+		ID: x.id, Notebook: x.doc.notebookName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID,
 		Status: status, Elapsed: time.Since(x.started),
 	}})
 	close(x.done)
@@ -702,7 +673,7 @@ func (x *execution) handle(m jupyter.Message) {
 		}
 		x.version++
 		// A stream goes out piece by piece, "\r"s applied across pieces.
-		s := x.live.View(&o, x.e.outputOptions(x.docName(), x.cellID, n))
+		s := x.live.View(&o, x.e.outputOptions(x.doc.notebookName(), x.cellID, n))
 		snap = &s
 	case "update_display_data":
 		o, displayID, ok := output.FromMessage(m)
@@ -746,7 +717,7 @@ func (x *execution) handle(m jupyter.Message) {
 	x.mu.Unlock()
 	if snap != nil {
 		x.e.publish(event.Event{Type: event.EvExecOutput, Exec: &event.ExecEvent{
-			ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID, Output: snap,
+			ID: x.id, Notebook: x.doc.notebookName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID, Output: snap,
 		}})
 	}
 }

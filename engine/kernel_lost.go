@@ -115,39 +115,50 @@ func checkCode(code string) error {
 // arrive before the word.
 const lostGrace = time.Second
 
-// runError turns how a run ended into the error its call returns: a lost
-// kernel or a missing reply named, nil for a run that ended normally (or
-// whose kernel auto-restart replaced) and for other failures, which the
-// caller reports as before.
-func runError(k *kernelEntry, d *document, index int, cellID string, res execOutcome) error {
-	if res.KernelRestarted {
+// runFailure is the one way a run that ended (the call was not cancelled)
+// becomes the error its call returns: nil for a run that ended normally, or
+// whose kernel auto-restart replaced; a kernel that died or went away
+// during it named (*KernelLostError); a missing reply named; any other
+// failure (the channel lost) wrapped with what was running. d is the
+// notebook whose kernel k is, nil for a kernel named by id; index and
+// cellID name the cell that ran, when one did.
+func (e *Engine) runFailure(k *kernelEntry, d *document, client *jupyter.Client, index int, cellID string, res execOutcome) error {
+	if res.err == nil || res.KernelRestarted {
 		return nil
 	}
 	var le *jupyter.LostError
-	if errors.As(res.err, &le) {
-		lost := &KernelLostError{KernelID: k.id, What: lossOf(le), During: true, Index: index, CellID: cellID}
-		if d != nil {
-			lost.Notebook = d.name
-		}
-		return lost
+	switch {
+	case errors.As(res.err, &le):
+		return e.named(k, d, &KernelLostError{KernelID: k.id, What: lossOf(le), During: true, Index: index, CellID: cellID})
+	case errors.Is(res.err, jupyter.ErrKernelDied):
+		// The server said the process died, or a restart here ended the
+		// run. The channel still names the loss to the next call.
+		return &KernelLostError{KernelID: k.id, Notebook: d.notebookName(), What: event.KernelDied, During: true, Index: index, CellID: cellID}
+	case errors.Is(res.err, jupyter.ErrNoReply):
+		return &NoReplyError{KernelID: k.id, Notebook: d.notebookName()}
+	case cellID != "":
+		return fmt.Errorf("running cell %d of notebook %q: %w", index, d.notebookName(), whyDisconnected(client, res.err))
 	}
-	if errors.Is(res.err, jupyter.ErrNoReply) {
-		nr := &NoReplyError{KernelID: k.id}
-		if d != nil {
-			nr.Notebook = d.name
+	return fmt.Errorf("running code on kernel %s: %w", k.id, whyDisconnected(client, res.err))
+}
+
+// named gives err, when it is a lost kernel's, the notebook d (nil: none)
+// and, for a kernel run on without a notebook, settles the loss.
+func (e *Engine) named(k *kernelEntry, d *document, err error) error {
+	var lost *KernelLostError
+	if errors.As(err, &lost) {
+		lost.Notebook = d.notebookName()
+		if d == nil {
+			e.settleLoss(k, lost)
 		}
-		return nr
 	}
-	return nil
+	return err
 }
 
 // sendError names why code could not be sent to kernel k, when the kernel
 // is the reason.
 func sendError(k *kernelEntry, d *document, err error) error {
-	lost := &KernelLostError{KernelID: k.id}
-	if d != nil {
-		lost.Notebook = d.name
-	}
+	lost := &KernelLostError{KernelID: k.id, Notebook: d.notebookName()}
 	var le *jupyter.LostError
 	switch {
 	case errors.As(err, &le):
@@ -221,8 +232,8 @@ func (e *Engine) restartKernel(ctx context.Context, client *jupyter.Client, k *k
 	}
 }
 
-// docName is d's name, or "" for no notebook.
-func docName(d *document) string {
+// notebookName is d's name in use, "" for no notebook (d nil).
+func (d *document) notebookName() string {
 	if d == nil {
 		return ""
 	}

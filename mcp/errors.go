@@ -282,12 +282,6 @@ func wordKernelErrors(tool string, err error) (string, bool) {
 		}
 		return text, true
 	}
-	if e, ok := as[*engine.KernelDiedError](err); ok {
-		if e.Notebook != "" {
-			return fmt.Sprintf("the kernel died while running cell %d (id %q) of notebook %q (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell", e.Index, e.CellID, e.Notebook), true
-		}
-		return fmt.Sprintf("kernel %s died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it", e.KernelID), true
-	}
 	return "", false
 }
 

@@ -31,6 +31,13 @@ func kernelErrorText(tool string, err error) (string, bool) {
 
 // lostKernelText is the agent's text for a kernel that went away.
 func lostKernelText(tool string, e *engine.KernelLostError) string {
+	if e.What == event.KernelDied && e.During {
+		// Its process died while it ran the call's code.
+		if e.CellID != "" {
+			return fmt.Sprintf("the kernel died while running cell %d (id %q) of notebook %q (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell", e.Index, e.CellID, e.Notebook)
+		}
+		return fmt.Sprintf("kernel %s died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it", e.KernelID)
+	}
 	var b strings.Builder
 	b.WriteString("Kernel ")
 	b.WriteString(e.KernelID)

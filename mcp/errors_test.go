@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/sandbox"
 )
 
@@ -85,8 +86,8 @@ func TestAgentText(t *testing.T) {
 		// Kernels.
 		{"execute_code", &engine.UnknownKernelError{KernelID: "k9"}, `there is no kernel with id "k9" on the Jupyter server; list_kernels shows the running kernels`},
 		{"use_notebook", &engine.UnknownKernelError{KernelID: "k9"}, `there is no kernel with id "k9" on the Jupyter server; list_kernels shows the running kernels, or leave kernel_id unset to start a new kernel`},
-		{"execute_cell", &engine.KernelDiedError{KernelID: "k1", Notebook: "nb", Index: 0, CellID: "c"}, `the kernel died while running cell 0 (id "c") of notebook "nb" (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell`},
-		{"execute_code", &engine.KernelDiedError{KernelID: "k1"}, "kernel k1 died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it"},
+		{"execute_cell", &engine.KernelLostError{KernelID: "k1", Notebook: "nb", What: event.KernelDied, During: true, Index: 0, CellID: "c"}, `the kernel died while running cell 0 (id "c") of notebook "nb" (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell`},
+		{"execute_code", &engine.KernelLostError{KernelID: "k1", What: event.KernelDied, During: true}, "kernel k1 died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it"},
 
 		// Sandboxes.
 		{"launch_sandbox", &engine.SandboxExistsError{Name: "py", Variant: "eval", ID: "sbx-1"}, `a sandbox named "py" is already launched (eval, sbx-1); pick another sandbox_name, or terminate_sandbox "py" first`},
