@@ -495,3 +495,11 @@ func relativePaths(msg, p string) string {
 		msg = msg[:start] + p + msg[i+1+len(p):]
 	}
 }
+
+// notebookName is d's name in use, "" for no notebook (d nil).
+func (d *document) notebookName() string {
+	if d == nil {
+		return ""
+	}
+	return d.name
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // The engine's errors carry facts (which notebook, which index, the valid
@@ -440,3 +442,70 @@ func (e *SandboxServerError) Error() string {
 func (e *SandboxServerError) Unwrap() error { return e.Err }
 
 func (*SandboxServerError) CallerCanFix() bool { return true }
+
+// KernelLostError: the kernel went away, and its state (variables,
+// imports, loaded data) with it. Notebook is set when it was a notebook's
+// kernel; During when code was running on it then (Index and CellID name
+// the cell, when it was one), otherwise the code was not sent.
+type KernelLostError struct {
+	KernelID string
+	Notebook string
+	What     event.KernelLoss
+	During   bool
+	Index    int
+	CellID   string
+}
+
+func (e *KernelLostError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel %s", e.KernelID)
+	if e.Notebook != "" {
+		fmt.Fprintf(&b, " of notebook %q", e.Notebook)
+	}
+	switch e.What {
+	case event.KernelShutDown:
+		b.WriteString(" was shut down from outside this server")
+	case event.KernelGone:
+		b.WriteString(" no longer exists on the Jupyter server (it was shut down, or the server restarted)")
+	case event.KernelDied:
+		b.WriteString(" died and Jupyter did not restart it")
+	case event.KernelRestartedAfterCrash:
+		b.WriteString(" died and Jupyter restarted it")
+	case event.KernelRestartedOutside:
+		b.WriteString(" was restarted from outside this server")
+	default:
+		b.WriteString(" was lost")
+	}
+	switch {
+	case e.During && e.CellID != "":
+		fmt.Fprintf(&b, " while it ran cell %d (id %q)", e.Index, e.CellID)
+	case e.During:
+		b.WriteString(" while it ran the code")
+	default:
+		b.WriteString("; the code was not run")
+	}
+	b.WriteString("; its state (variables, imports, loaded data) is gone")
+	return b.String()
+}
+
+// CallerCanFix: restarting the kernel is the caller's move.
+func (*KernelLostError) CallerCanFix() bool { return true }
+
+// CodeNULError: the code holds a NUL byte, which ipykernel cannot handle
+// and answers with silence; it is refused before it is sent.
+type CodeNULError struct{ Offset int }
+
+func (e *CodeNULError) Error() string {
+	return fmt.Sprintf("the code contains a NUL byte (at byte %d), which the kernel cannot run; it was not sent", e.Offset)
+}
+
+func (*CodeNULError) CallerCanFix() bool { return true }
+
+// NoReplyError: the kernel took the code, went idle, and never answered.
+type NoReplyError struct{ KernelID, Notebook string }
+
+func (e *NoReplyError) Error() string {
+	return fmt.Sprintf("kernel %s went idle without answering the code (it could not handle the request)", e.KernelID)
+}
+
+func (*NoReplyError) CallerCanFix() bool { return true }
