@@ -352,10 +352,10 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if n := wantErrorAs[*NoNotebookError](t, err); n.Closed == nil || n.Closed.Notebook != "nb2" || n.Closed.By.ID != "s1" || n.Closed.Cause != ClosedByUnuse {
 		t.Fatalf("s2 after the unuse: %+v", n)
 	}
-	if n := e.TakeNotice("s2"); n == nil || n.Notebook != "nb2" {
+	if n := e.TakeNotices("s2", "").Closed; n == nil || n.Notebook != "nb2" {
 		t.Fatalf("TakeNotice(s2) = %+v", n)
 	}
-	if n := e.TakeNotice("s2"); n != nil || e.TakeNotice("s1") != nil {
+	if n := e.TakeNotices("s2", "").Closed; n != nil || e.TakeNotices("s1", "").Closed != nil {
 		t.Fatalf("a notice is given once, and never to the session that unused: %+v", n)
 	}
 	_, err = e.UnuseNotebook(ctx, "s1", "nb2")
@@ -484,7 +484,7 @@ func testConnectJupyter(t *testing.T, f *fixture) {
 	if got := e.ListNotebooks("s"); len(got) != 0 {
 		t.Fatalf("notebooks survive a server switch: %+v", got)
 	}
-	if n := e.TakeNotice("s2"); n == nil || n.Cause != ClosedBySwitch || n.Notebook != "own" || n.By.ID != "s" {
+	if n := e.TakeNotices("s2", "").Closed; n == nil || n.Cause != ClosedBySwitch || n.Notebook != "own" || n.By.ID != "s" {
 		t.Fatalf("s2's notice: %+v", n)
 	}
 	if e.JupyterURL() != other {

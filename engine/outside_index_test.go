@@ -46,7 +46,7 @@ func testIndexEditAfterWatchedReload(t *testing.T, f *fixture) {
 
 	// Told (the read's result takes the notice), the agent's indices are
 	// the file's again.
-	if lines := e.TakeNotebookNotices("s", "nb"); len(lines) != 1 {
+	if lines := e.TakeNotices("s", "nb").Lines; len(lines) != 1 {
 		t.Fatalf("notices %q, want the outside edit", lines)
 	}
 	_, _, err = e.OverwriteCellSource(ctx, "s", "", CellRef{Index: ptr(2)}, "b = 20")

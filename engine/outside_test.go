@@ -192,7 +192,7 @@ func testOutsideEditWatched(t *testing.T, f *fixture) {
 	}
 	text := event.OutsideEditText("nb", f.path("watched.ipynb"), got.At, want, false)
 	for _, s := range []string{"s", "other"} {
-		if lines := e.TakeNotebookNotices(s, "nb"); len(lines) != 1 || lines[0] != text {
+		if lines := e.TakeNotices(s, "nb").Lines; len(lines) != 1 || lines[0] != text {
 			t.Errorf("session %s notices %q, want [%q]", s, lines, text)
 		}
 	}
@@ -226,7 +226,7 @@ func testOutsideEditBeforeCall(t *testing.T, f *fixture) {
 	if want := []event.CellChange{{ID: c.ID, Index: 0, Change: event.CellEdited}}; !reflect.DeepEqual(got.Changes, want) {
 		t.Fatalf("changes %+v, want %+v", got.Changes, want)
 	}
-	if lines := e.TakeNotebookNotices("s", "nb"); len(lines) != 1 || !strings.Contains(lines[0], "was changed outside this server") {
+	if lines := e.TakeNotices("s", "nb").Lines; len(lines) != 1 || !strings.Contains(lines[0], "was changed outside this server") {
 		t.Errorf("notices %q", lines)
 	}
 	// Our own save is not an outside edit: the next outside one is

@@ -113,20 +113,6 @@ func (e *Engine) clientOf(session string) string {
 	return ""
 }
 
-// TakeNotice returns, once, what another session did to this session's
-// current notebook since its last call (nil: nothing).
-func (e *Engine) TakeNotice(session string) *NotebookClosed {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	st := e.sessions[session]
-	if st == nil || st.notice == nil {
-		return nil
-	}
-	n := st.notice
-	st.notice = nil
-	return n
-}
-
 // noticeLocked is the session's pending notice, left in place.
 func (e *Engine) noticeLocked(session string) *NotebookClosed {
 	if st := e.sessions[session]; st != nil {

@@ -176,7 +176,7 @@ func testUndoInsert(t *testing.T, f *fixture) {
 		t.Fatalf("summary %q, want %q", res.Summary, want)
 	}
 	want := fmt.Sprintf("a person reverted your insert_cell of %s (cell %s removed)", at, added.ID)
-	if got := e.TakeNotebookNotices("ins", "ins"); len(got) != 1 || got[0] != want {
+	if got := e.TakeNotices("ins", "ins").Lines; len(got) != 1 || got[0] != want {
 		t.Fatalf("notices: %q, want %q", got, want)
 	}
 	// The call finished undoable; the timeline gets an entry for the
@@ -319,10 +319,10 @@ func testUndoConflict(t *testing.T, f *fixture) {
 		t.Fatalf("cells left: %q", sources(got))
 	}
 	// Each session is told of its own call only.
-	if got := e.TakeNotebookNotices("cf2", "cf"); len(got) != 1 || !strings.Contains(got[0], "reverted your edit_cell_source of") {
+	if got := e.TakeNotices("cf2", "cf").Lines; len(got) != 1 || !strings.Contains(got[0], "reverted your edit_cell_source of") {
 		t.Fatalf("cf2 notices: %q", got)
 	}
-	if got := e.TakeNotebookNotices("cf1", "cf"); len(got) != 1 || !strings.Contains(got[0], "reverted your insert_cell of") {
+	if got := e.TakeNotices("cf1", "cf").Lines; len(got) != 1 || !strings.Contains(got[0], "reverted your insert_cell of") {
 		t.Fatalf("cf1 notices: %q", got)
 	}
 }
@@ -370,7 +370,7 @@ func testUndoOfUndo(t *testing.T, f *fixture) {
 	if redo.Tool != "undo" || len(redo.Changes) != 1 || redo.Changes[0] != "cell "+c.ID+" restored at index 1" {
 		t.Fatalf("undo of the undo: %+v", redo)
 	}
-	notes := e.TakeNotebookNotices("uu", "uu")
+	notes := e.TakeNotices("uu", "uu").Lines
 	if len(notes) != 2 || !strings.Contains(notes[0], "reverted your insert_cell") || !strings.Contains(notes[1], "undid their revert of your insert_cell") {
 		t.Fatalf("notices: %q", notes)
 	}
@@ -432,7 +432,7 @@ func TestUndoNoticeIsBounded(t *testing.T) {
 	r := undo.NewRecord(undo.Call{Session: "s", Tool: "delete_cell", At: time.Date(2026, 11, 30, 14, 31, 23, 0, time.Local)}, d,
 		nil, []*notebook.Cell{{ID: "gone"}}, nil)
 	e.tellUndone(d, []*undoRecord{r}, changes)
-	got := e.TakeNotebookNotices("s", "big")
+	got := e.TakeNotices("s", "big").Lines
 	if len(got) != 1 || !strings.Contains(got[0], "cell 11 (id0011) restored, and 188 more cells)") || strings.Contains(got[0], "id0012") {
 		t.Fatalf("notice: %q", got)
 	}

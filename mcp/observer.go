@@ -63,12 +63,11 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 				s.log.Warn("tool failed", "tool", d.name, "err", redact(err.Error()))
 			}
 			res := errorResult(d.name, err)
-			s.withNotice(c.session, res, err)
+			s.withNotices(c, res, err)
 			return res, nil, nil
 		}
 		res := s.toResult(d, c, a)
-		s.withNotice(c.session, res, nil)
-		s.withNotebookNotices(c, res)
+		s.withNotices(c, res, nil)
 		return res, nil, nil
 	}
 }
