@@ -9,8 +9,6 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
-func init() { wordings = append(wordings, kernelErrorText) }
-
 // kernelErrorText words the engine's kernel errors for an agent: what
 // happened to the kernel, that its state is gone, and which call brings
 // back a working one. It reports false for any other error.

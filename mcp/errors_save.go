@@ -8,8 +8,6 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 )
 
-func init() { wordings = append(wordings, wordSaveErrors) }
-
 // wordSaveErrors words the errors of the cross-process save lock for the
 // agent: the change was not saved, and what to do about it. (A Jupyter
 // failure while taking the lock is a server error, said as such by

@@ -136,7 +136,7 @@ func TestAgentTextFallback(t *testing.T) {
 	if got := agentText("read_cell", io.ErrUnexpectedEOF); got != io.ErrUnexpectedEOF.Error() {
 		t.Errorf("other error: %q", got)
 	}
-	for _, w := range wordings {
+	for _, w := range wordings() {
 		if _, ok := w("read_cell", io.ErrUnexpectedEOF); ok {
 			t.Errorf("a wording claims an error it does not know")
 		}
