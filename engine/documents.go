@@ -279,7 +279,7 @@ func idsUpgraded(raw []byte, nb *notebook.Notebook) bool {
 // server-wide unuse does. Every other session that had it as its current
 // notebook loses it and is told on its next call (TakeNotice); the answer
 // names them. Its kernel is shut down when this process started it and
-// nothing else holds it (kernel_release.go); otherwise only the channel
+// nothing else holds it (kernels.go); otherwise only the channel
 // closes.
 func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) (Unused, error) {
 	return e.unuse(session, name, true)

@@ -56,7 +56,7 @@ type Config struct {
 	Python string
 	// KeepKernels leaves running the kernels this process started, when
 	// their notebook is released and when the engine closes. Without it
-	// they are shut down then (kernel_release.go).
+	// they are shut down then (kernels.go).
 	KeepKernels bool
 	// SerialSaves saves every mutation of a notebook on its own, one
 	// after the other, instead of saving the mutations that wait at once
@@ -110,6 +110,26 @@ func IsUserError(err error) bool {
 }
 
 // Engine is the shared core behind every MCP session and the workbench.
+//
+// Lock order. A goroutine that holds one of these locks takes only locks
+// further down the list, never one above it:
+//
+//  1. useMu: adding and dropping notebooks and kernels (use, unuse,
+//     connect). UseNotebook saves the cell ids it gave under it.
+//  2. an execution's flushMu: one run's writes of its outputs, taken
+//     before the save it makes.
+//  3. a document's writeMu: one notebook's freshness check, change and
+//     save (the group commit's leader). Never two documents' at once.
+//  4. the call registry's lock (engine/calls): it fills the header's
+//     server facts under it, which reads mu.
+//  5. mu: the maps below, for map work only, never across a REST call.
+//  6. a document's mu: its model, read by the maps' info under mu.
+//
+// The others are leaves, held for a few lines and taking no lock of ours:
+// a document's commit queue and freshness check, the sandbox registry, the
+// undo log, an execution's mu, the bus and its subscriptions, a kernel
+// channel's own. Nothing holds a lock of ours across the network but
+// useMu and writeMu, whose holders are the ones waiting for it.
 type Engine struct {
 	// Each part of the engine keeps its state in its own registry, defined
 	// in its own file.
@@ -142,11 +162,11 @@ type Engine struct {
 	lastUsed string
 	started  map[string]bool
 	// retiring holds the kernels whose channel is being retired (see
-	// kernel_release.go): a new channel to one waits until it is done.
+	// kernels.go): a new channel to one waits until it is done.
 	retiring map[string]chan struct{}
 	// retireHook, when set (tests, under mu), runs as a retirement has
 	// decided to shut its kernel down; retireWaits counts the waits for a
-	// retirement (kernel_release.go).
+	// retirement (kernels.go).
 	retireHook  func(kernelID string)
 	retireWaits atomic.Int64
 

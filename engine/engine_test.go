@@ -386,7 +386,7 @@ func testUseNotebook(t *testing.T, f *fixture) {
 		t.Fatalf("no Jupyter session binds %s to kernel %s: %+v", f.path("c.ipynb"), c.KernelID, sessions)
 	}
 	// The kernel use_notebook started is shut down with its notebook's
-	// release (kernel_release.go); using the notebook again starts another.
+	// release (kernels.go); using the notebook again starts another.
 	u, err = e.UnuseNotebook(ctx, "s3", "c")
 	if err != nil {
 		t.Fatal(err)

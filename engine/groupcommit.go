@@ -37,7 +37,7 @@ import (
 //     notebook as it was before.
 //
 // The leader holds writeMu for the group, as a single mutation did before;
-// the save lock across processes (savelock.go) is taken once per group.
+// the save lock across processes (engine/nbfile) is taken once per group.
 // Config.SerialSaves turns grouping off (one save per call), the baseline
 // of make bench.
 
@@ -67,7 +67,7 @@ type commitQueue struct {
 
 // mutate applies a change to the document and saves it before returning.
 //
-// It holds the notebook's save lock on the Jupyter server (savelock.go)
+// It holds the notebook's save lock on the Jupyter server (engine/nbfile)
 // from before it checks the file until after the save, so that no other
 // server process saves in between. Before saving it checks the file's
 // last_modified: when someone else wrote the file, the notebook is reloaded

@@ -13,7 +13,7 @@ import (
 )
 
 // The kernels this process started are shut down when they are let go of
-// (kernel_release.go), by a release, a run's end or a server switch, but
+// (kernels.go), by a release, a run's end or a server switch, but
 // not under another client, and not under a notebook that takes the kernel
 // up again meanwhile. Each subtest has an engine of its own on one server.
 func TestKernelRelease(t *testing.T) {

@@ -28,7 +28,7 @@ type kernelEntry struct {
 	execs map[*execution]struct{} // runs in flight on the kernel
 
 	// retired is closed when the channel, dropped from the registry, has
-	// been retired (kernel_release.go); nil otherwise.
+	// been retired (kernels.go); nil otherwise.
 	retired chan struct{}
 }
 

@@ -155,7 +155,7 @@ type Unused struct {
 	Path     string
 	KernelID string
 	// KernelShutDown: this process had started the kernel and nothing
-	// else held it, so it was shut down (kernel_release.go). Otherwise it
+	// else held it, so it was shut down (kernels.go). Otherwise it
 	// keeps running.
 	KernelShutDown bool
 	Others         []SessionRef
@@ -257,7 +257,7 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 
 	// Every channel closes (runs still going on the old server end with
 	// what they had collected), and the kernels this process started go
-	// with them, as a release would take them (kernel_release.go): not one
+	// with them, as a release would take them (kernels.go): not one
 	// another client is connected to. The old server may be gone, so the
 	// tries are bounded, and made at once.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
