@@ -77,10 +77,17 @@ type commitQueue struct {
 // together (group commit, above).
 func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
 	p := &pendingChange{ctx: ctx, session: session, byIndex: byIndex, apply: apply}
+	// The save runs to its end whoever goes away, with the caller's
+	// values and without its cancellation, detached here once: one
+	// caller going away must not fail the changes of the others (a
+	// change whose caller went away before it was applied is left out),
+	// a save cut short would leave the file in an unknown state, and the
+	// wait for the save lock has its own bound.
+	saving := context.WithoutCancel(ctx)
 	if e.cfg.SerialSaves {
 		d.writeMu.Lock()
 		defer d.writeMu.Unlock()
-		e.commitGroup(ctx, d, session, func() []*pendingChange { return []*pendingChange{p} })
+		e.commitGroup(saving, d, session, func() []*pendingChange { return []*pendingChange{p} })
 		return p.err
 	}
 	p.lead, p.finished = make(chan struct{}), make(chan struct{})
@@ -114,11 +121,7 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 		return group
 	}
 	d.writeMu.Lock()
-	// One caller going away must not fail the changes of the others: the
-	// group goes on without the leader's cancellation (a change whose
-	// caller went away before it was applied is left out); the wait for
-	// the save lock has its own bound.
-	e.commitGroup(context.WithoutCancel(ctx), d, session, take)
+	e.commitGroup(saving, d, session, take)
 	d.writeMu.Unlock()
 
 	// Hand over before answering, so that the next group starts while
@@ -139,14 +142,15 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 // commitGroup applies and saves a group of changes, under d.writeMu,
 // leaving each one's outcome in its err. take returns the group, with the
 // changes that arrived since it was last called; session (the leader's) is
-// named on the event of a reload. A lost or stale save lock
-// saved nothing: the whole group starts over.
+// named on the event of a reload. ctx is not cancelled (mutate detached
+// it). A lost or stale save lock saved nothing: the whole group starts
+// over.
 func (e *Engine) commitGroup(ctx context.Context, d *document, session string, take func() []*pendingChange) {
 	for attempt := 1; ; attempt++ {
 		group, err := e.commitOnce(ctx, d, session, take)
 		var lost *nbfile.SaveLockLostError
 		var stale *nbfile.SaveLockStaleError
-		if (errors.As(err, &lost) || errors.As(err, &stale)) && attempt < 5 && ctx.Err() == nil {
+		if (errors.As(err, &lost) || errors.As(err, &stale)) && attempt < 5 {
 			continue
 		}
 		switch {
@@ -232,8 +236,6 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 	if err != nil {
 		return fail(fmt.Errorf("writing notebook %q as JSON: %w", d.name, err))
 	}
-	// The save runs to its end even when the callers go away: a save cut
-	// short would leave the file in an unknown state.
 	d.saving.Add(1)
 	// The file's time as syncFromDisk found it.
 	m, err := d.file.SaveKept(ctx, lock, d.lastModified, &work, data)

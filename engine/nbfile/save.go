@@ -53,7 +53,8 @@ const saveAttempts = 3
 
 // SaveKept saves data, the notebook nb, as f's file under lock, and makes
 // sure the file kept it; before is the file's modification time as the
-// holder of the lock last read it. On
+// holder of the lock last read it. As for Lock, ctx is not cancelled: a
+// save cut short would leave the file in an unknown state. On
 // jupyter_server's asynchronous contents manager a notebook read by anyone
 // (JupyterLab opening the notebook, another tool) that meets our save
 // half-written makes the server move the file aside and put back the copy
@@ -72,7 +73,7 @@ func (f *File) SaveKept(ctx context.Context, lock *Lock, before time.Time, nb *n
 		if err := lock.Verify(ctx); err != nil {
 			return nil, err
 		}
-		m, err := f.client.SaveNotebook(context.WithoutCancel(ctx), f.path, data)
+		m, err := f.client.SaveNotebook(ctx, f.path, data)
 		var ae *jupyter.APIError
 		switch {
 		case err != nil && (attempt == saveAttempts || !errors.As(err, &ae) || !ae.NoDirectory()):
@@ -98,7 +99,7 @@ func (f *File) SaveKept(ctx context.Context, lock *Lock, before time.Time, nb *n
 // holds reports whether f's file, read now, is nb. Both are compared
 // as canonical JSON: the server writes a notebook in its own layout.
 func (f *File) holds(ctx context.Context, nb *notebook.Notebook) bool {
-	_, disk, err := Read(context.WithoutCancel(ctx), f.client, f.path)
+	_, disk, err := Read(ctx, f.client, f.path)
 	if err != nil || disk == nil {
 		return false
 	}

@@ -206,7 +206,10 @@ type Lock struct {
 }
 
 // Lock takes the save lock of f's notebook, waiting up to LockTimes.Wait
-// for another holder to release it.
+// for another holder to release it. ctx must not be cancelled while the
+// lock is taken or held (the caller detaches it, as the group commit's
+// leader does): the wait has its own bound, and a request of the lock
+// cut short would leave a lock file behind.
 func (f *File) Lock(ctx context.Context) (*Lock, error) {
 	start := time.Now()
 	times := f.times.orDefault()
@@ -227,7 +230,7 @@ func (f *File) Lock(ctx context.Context) (*Lock, error) {
 		hidden := f.lockMode.Load() != 2
 		names = namesFor(f.path, hidden)
 		tmp = names.lock + "." + token
-		_, err := f.client.SaveText(context.WithoutCancel(ctx), tmp, content(0))
+		_, err := f.client.SaveText(ctx, tmp, content(0))
 		if err == nil {
 			if hidden {
 				f.lockMode.Store(1)
@@ -242,7 +245,7 @@ func (f *File) Lock(ctx context.Context) (*Lock, error) {
 		return nil, fail("", err)
 	}
 	dropTmp := func() {
-		if err := f.client.Delete(context.WithoutCancel(ctx), tmp); err != nil && !jupyter.IsNotFound(err) {
+		if err := f.client.Delete(ctx, tmp); err != nil && !jupyter.IsNotFound(err) {
 			f.log.Warn("removing a save lock file", "path", tmp, "err", err)
 		}
 	}
@@ -258,7 +261,7 @@ func (f *File) Lock(ctx context.Context) (*Lock, error) {
 		// Nobody can take the lock as stale sooner than a TTL after its
 		// content appears, which is after this instant.
 		sent := time.Now()
-		_, err := f.client.Rename(context.WithoutCancel(ctx), tmp, names.lock)
+		_, err := f.client.Rename(ctx, tmp, names.lock)
 		if err == nil {
 			return f.hold(f.client, names.lock, token, times.TTL, sent, content), nil
 		}
@@ -273,7 +276,7 @@ func (f *File) Lock(ctx context.Context) (*Lock, error) {
 		// serves the holder too.
 		if time.Since(lastLook) >= times.Look {
 			lastLook = time.Now()
-			m, gerr := f.client.Get(context.WithoutCancel(ctx), names.lock, true)
+			m, gerr := f.client.Get(ctx, names.lock, true)
 			switch {
 			case gerr == nil:
 				var s string
@@ -296,16 +299,12 @@ func (f *File) Lock(ctx context.Context) (*Lock, error) {
 				return nil, fail(holder, gerr)
 			}
 		}
-		if time.Since(start) >= times.Wait || ctx.Err() != nil {
+		if time.Since(start) >= times.Wait {
 			dropTmp()
-			return nil, fail(holder, ctx.Err())
+			return nil, fail(holder, nil)
 		}
 		// Jittered backoff, so that waiters do not march in step.
-		sleep := backoff/2 + rand.N(backoff)
-		select {
-		case <-time.After(sleep):
-		case <-ctx.Done():
-		}
+		time.Sleep(backoff/2 + rand.N(backoff))
 		backoff = min(backoff*2, 40*time.Millisecond)
 	}
 }
@@ -316,7 +315,6 @@ func (f *File) Lock(ctx context.Context) (*Lock, error) {
 // waiter meanwhile broken it and taken a fresh lock, what we moved is that
 // fresh lock: it goes back.
 func (f *File) breakStaleLock(ctx context.Context, names lockNames, token, stale string) {
-	ctx = context.WithoutCancel(ctx)
 	client := f.client
 	aside := names.lock + ".stale." + token
 	if _, err := client.Rename(ctx, names.lock, aside); err != nil {
@@ -403,7 +401,7 @@ var errNotOurs = errors.New("the save lock is not ours")
 // check reads the lock back: nil when it holds our token, else errNotOurs
 // (with the holder it names) or the Jupyter error. Not ours is remembered.
 func (l *Lock) check(ctx context.Context) (string, error) {
-	m, err := l.client.Get(context.WithoutCancel(ctx), l.path, true)
+	m, err := l.client.Get(ctx, l.path, true)
 	if err != nil && !jupyter.IsNotFound(err) {
 		return "", err
 	}
