@@ -183,6 +183,7 @@ type Engine struct {
 
 	execSeq atomic.Uint64
 	execs   sync.WaitGroup // executions still collecting outputs
+	checks  background     // freshness checks in flight (freshness.go)
 	closed  atomic.Bool
 }
 
@@ -268,6 +269,13 @@ func (e *Engine) Close() error {
 	}
 	e.mu.Unlock()
 	stopWatching(docs...)
+	// A check of a file in flight may reload it and publish: it ends
+	// before the channels and the client go.
+	select {
+	case <-e.checks.close():
+	case <-time.After(10 * time.Second):
+		e.log.Warn("checks of notebook files still running at close")
+	}
 	// Closing a channel fails the runs on it with ErrDisconnected; their
 	// collectors then write what they have into the notebook and stop.
 	e.retireAll(kernels)

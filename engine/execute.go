@@ -151,7 +151,7 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 // as the channel delivers them.
 func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document, client *jupyter.Client, cellID string, index int, code string, opts ExecOptions) (*execution, error) {
 	if e.closed.Load() {
-		return nil, errors.New("the server is shutting down")
+		return nil, errClosing
 	}
 	if err := checkCode(code); err != nil {
 		return nil, err

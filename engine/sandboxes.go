@@ -195,7 +195,7 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	switch {
 	case r.closed:
 		r.mu.Unlock()
-		return SandboxInfo{}, errors.New("the server is shutting down")
+		return SandboxInfo{}, errClosing
 	case r.byName[name] != nil:
 		en := r.byName[name]
 		r.mu.Unlock()
@@ -243,7 +243,7 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	if r.closed {
 		r.mu.Unlock()
 		_ = sb.Terminate(context.WithoutCancel(ctx))
-		return SandboxInfo{}, errors.New("the server is shutting down")
+		return SandboxInfo{}, errClosing
 	}
 	r.byName[name] = en
 	active := r.active[session] == name
