@@ -18,11 +18,14 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
-// The integration tests share one real Jupyter server: they are subtests of
-// TestJupyter (rather than using a TestMain, which the engine package's
-// other test files may want), so the server stops once they all finish.
-// Each subtest works in its own directory; tests that do not kill or
-// restart their kernel share one kernel to keep the suite fast.
+// The integration tests share one real Jupyter server, started by TestMain
+// and stopped once they all finish; the few that need it configured
+// otherwise share one per configuration (jupytertest.SharedWith), and only
+// a test that kills its server has one of its own. Each test works in its
+// own directory; the subtests of TestJupyter that do not kill or restart
+// their kernel share one kernel to keep the suite fast.
+
+func TestMain(m *testing.M) { os.Exit(jupytertest.StartMain(m)) }
 
 // fixture is one subtest's view of the shared server.
 type fixture struct {
@@ -213,7 +216,7 @@ func equalStrings(a, b []string) bool {
 }
 
 func TestJupyter(t *testing.T) {
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
 	shared := &sharedKernel{}
 	run := func(name string, f func(t *testing.T, fx *fixture), caps ...Capability) {
 		t.Run(name, func(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 // same notebook without reopening it.
 func TestJupyterStateGatesCalls(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
+	dir := srv.Subdir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	e, err := New(ctx, Config{JupyterURL: srv.URL, JupyterToken: srv.Token, Logger: testLogger(t)})
@@ -26,7 +27,7 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	if _, err := e.UseNotebook(ctx, "s", "g", "g.ipynb", "create", ""); err != nil {
+	if _, err := e.UseNotebook(ctx, "s", "g", dir+"/g.ipynb", "create", ""); err != nil {
 		t.Fatal(err)
 	}
 	sub := e.Bus().Subscribe(64)
@@ -52,7 +53,7 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 	if st := e.Calls().ServerState(); st.Jupyter != "restarting" {
 		t.Errorf("ServerState while restarting: %+v", st)
 	}
-	_, err = e.ListFiles(ctx, "", 1, "")
+	_, err = e.ListFiles(ctx, dir, 1, "")
 	var ue *jupyter.UnreachableError
 	if !errors.As(err, &ue) || ue.State == nil || ue.State.Attempt != 2 {
 		t.Fatalf("ListFiles while restarting: %v", err)
@@ -68,7 +69,7 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 	if _, _, err := e.InsertCell(ctx, "s", "", -1, "code", "x = 1"); err != nil {
 		t.Fatalf("InsertCell when up again: %v", err)
 	}
-	if _, err := e.ListFiles(ctx, "", 1, ""); err != nil {
+	if _, err := e.ListFiles(ctx, dir, 1, ""); err != nil {
 		t.Fatalf("ListFiles when up again: %v", err)
 	}
 	// The insert refused during the outage left nothing behind.

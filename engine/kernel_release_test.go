@@ -17,7 +17,7 @@ import (
 // not under another client, and not under a notebook that takes the kernel
 // up again meanwhile. Each subtest has an engine of its own on one server.
 func TestKernelRelease(t *testing.T) {
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
 	shared := &sharedKernel{}
 	run := func(name string, f func(t *testing.T, fx *fixture)) {
 		t.Run(name, func(t *testing.T) {

@@ -57,7 +57,7 @@ func generationOf(t *testing.T, nb *notebook.Notebook) int {
 // file ends as the last save left it, with nothing set aside.
 func TestNotebookReadsBesideSaves(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t, jupytertest.WithArgs(asyncContents))
+	srv := jupytertest.SharedWith(t, jupytertest.WithArgs(asyncContents))
 	c := srv.Client()
 	dir := srv.Subdir(t)
 	p := dir + "/busy.ipynb"
@@ -183,7 +183,7 @@ func TestNotebookReadsBesideSaves(t *testing.T) {
 // every insert succeeds.
 func TestSavesBesideForeignReads(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t, jupytertest.WithArgs(asyncContents))
+	srv := jupytertest.SharedWith(t, jupytertest.WithArgs(asyncContents))
 	f := newFixture(t, srv, &sharedKernel{})
 	ctx := ctxT(t)
 	if _, err := f.client.SaveNotebook(ctx, f.path("busy.ipynb"), generation(t, 0)); err != nil {

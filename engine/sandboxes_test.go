@@ -350,7 +350,7 @@ func TestSandboxCloseAllAndSessionClosed(t *testing.T) {
 
 func TestJupyterServerSandbox(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
 	client := srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -476,7 +476,7 @@ func containsStr(list []string, s string) bool {
 
 func TestUseNotebookOnASandbox(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
 	ctx := context.Background()
 	e, err := New(ctx, Config{JupyterURL: srv.URL, JupyterToken: srv.Token})
 	if err != nil {
