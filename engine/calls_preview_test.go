@@ -49,12 +49,12 @@ func (h *callHarness) next(t *testing.T, ty event.EventType) event.Event {
 
 // begin begins c on a goroutine (it may be held) and returns its error
 // when it returns.
-func (h *callHarness) begin(c calls.CallStart) <-chan error {
+func (h *callHarness) begin(c calls.Start) <-chan error {
 	ch := make(chan error, 1)
 	go func() {
-		_, finish, err := h.e.Calls().BeginCall(context.Background(), c)
+		_, finish, err := h.e.Calls().Begin(context.Background(), c)
 		if err == nil {
-			finish(calls.CallOutcome{})
+			finish(calls.Outcome{})
 		}
 		ch <- err
 	}()
@@ -91,7 +91,7 @@ func TestClientAskedWithPreview(t *testing.T) {
 		asked <- p
 		return calls.ClientAnswer{Reason: "no"}, nil
 	}
-	res := h.begin(calls.CallStart{ID: "x", Tool: "delete_cell", Destructive: true, Ask: ask,
+	res := h.begin(calls.Start{ID: "x", Tool: "delete_cell", Destructive: true, Ask: ask,
 		Preview: previewOf(h.e, "", PreviewRequest{Op: PreviewDelete, Indices: []int{0}})})
 	p := <-asked
 	if p == nil || !strings.Contains(p.Problem, "notebook") {
@@ -106,23 +106,23 @@ func TestHeldCallCarriesPreview(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.Calls().SetApproval(calls.ApproveAll, time.Hour)
-	defer h.e.Calls().AttachUI()()
+	defer h.e.Calls().AttachWorkbench()()
 	// No notebook is in use: the preview says so rather than nothing.
-	res := h.begin(calls.CallStart{ID: "x", Session: "s", Tool: "delete_cell",
+	res := h.begin(calls.Start{ID: "x", Session: "s", Tool: "delete_cell",
 		Preview: previewOf(h.e, "s", PreviewRequest{Op: PreviewDelete, Indices: []int{0}})})
 	held := h.next(t, event.EvCallHeld).Call
 	if held.Preview == nil || !strings.Contains(held.Preview.Problem, "notebook") {
 		t.Fatalf("held preview = %+v", held.Preview)
 	}
-	_ = h.e.Calls().Decide("x", false)
+	_ = h.e.Calls().Decide("x", calls.Verdict{Allow: false})
 	waitErr(t, res)
 	// A call without a preview request has none.
-	res = h.begin(calls.CallStart{ID: "y", Tool: "list_files"})
+	res = h.begin(calls.Start{ID: "y", Tool: "list_files"})
 	held = h.next(t, event.EvCallHeld).Call
 	if held.Preview != nil {
 		t.Fatalf("preview without a request: %+v", held.Preview)
 	}
-	_ = h.e.Calls().Decide("y", false)
+	_ = h.e.Calls().Decide("y", calls.Verdict{Allow: false})
 	waitErr(t, res)
 }
 

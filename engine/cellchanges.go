@@ -15,8 +15,8 @@ import (
 // the call would get. So a held call's preview cannot disagree with what
 // the call does once allowed.
 
-// A cellChange is one change to a notebook's cells.
-type cellChange interface {
+// A cellMutation is one change to a notebook's cells.
+type cellMutation interface {
 	// check refuses what can be refused without the notebook.
 	check() error
 	// byIndex reports whether it names a cell by index, which a reload
@@ -87,7 +87,7 @@ type overwriteSource struct {
 	ref    CellRef
 	source string
 
-	edit SourceChange // set by apply, also when unchanged
+	edit SourceEdit // set by apply, also when unchanged
 }
 
 func (m *overwriteSource) check() error  { return nil }
@@ -100,11 +100,11 @@ func (m *overwriteSource) apply(nb *notebook.Notebook) ([]event.NotebookEvent, e
 	}
 	old := nb.Cells[i].Source
 	if old == m.source {
-		m.edit = SourceChange{Cell: cellInfo(i, nb.Cells[i]), OldSource: old}
-		return nil, errNoChange
+		m.edit = SourceEdit{Cell: cellInfo(i, nb.Cells[i]), OldSource: old}
+		return nil, errUnchanged
 	}
 	c := setSource(nb, i, m.source)
-	m.edit = SourceChange{Cell: cellInfo(i, c), OldSource: old, Diff: cellDiff(i, old, m.source), Replacements: 1}
+	m.edit = SourceEdit{Cell: cellInfo(i, c), OldSource: old, Diff: cellDiff(i, old, m.source), Replacements: 1}
 	return m.event(event.OpEdit, i, c), nil
 }
 
@@ -116,7 +116,7 @@ type editSource struct {
 	old, new string
 	all      bool
 
-	edit SourceChange // set by apply
+	edit SourceEdit // set by apply
 }
 
 func (m *editSource) check() error {
@@ -151,7 +151,7 @@ func (m *editSource) apply(nb *notebook.Notebook) ([]event.NotebookEvent, error)
 		src, n = strings.Replace(c.Source, m.old, m.new, 1), 1
 	}
 	nc := setSource(nb, i, src)
-	m.edit = SourceChange{Cell: cellInfo(i, nc), OldSource: c.Source, Diff: cellDiff(i, c.Source, src), Replacements: n}
+	m.edit = SourceEdit{Cell: cellInfo(i, nc), OldSource: c.Source, Diff: cellDiff(i, c.Source, src), Replacements: n}
 	return m.event(event.OpEdit, i, nc), nil
 }
 
@@ -244,7 +244,7 @@ func (m *moveCell) apply(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 	c := nb.Cells[from]
 	m.moved, m.from = cellInfo(to, c), from
 	if from == to {
-		return nil, errNoChange
+		return nil, errUnchanged
 	}
 	nb.Cells = slices.Delete(nb.Cells, from, from+1)
 	nb.Cells = slices.Insert(nb.Cells, to, c)
@@ -283,7 +283,7 @@ func (m *clearOutputs) apply(nb *notebook.Notebook) ([]event.NotebookEvent, erro
 		}
 	}
 	if len(c.Outputs) == 0 && c.ExecutionCount == nil {
-		return nil, errNoChange
+		return nil, errUnchanged
 	}
 	nc := *c
 	nc.Outputs = []notebook.Output{}
@@ -293,10 +293,10 @@ func (m *clearOutputs) apply(nb *notebook.Notebook) ([]event.NotebookEvent, erro
 	return m.event(event.OpClearOutput, i, &nc), nil
 }
 
-// tryChange applies m to a copy of nb, changing nothing: what the change
+// tryOnCopy applies m to a copy of nb, changing nothing: what the change
 // would do is left in m, and the error is the one the call would get
-// (errNoChange when it would change nothing).
-func tryChange(nb *notebook.Notebook, m cellChange) error {
+// (errUnchanged when it would change nothing).
+func tryOnCopy(nb *notebook.Notebook, m cellMutation) error {
 	if err := m.check(); err != nil {
 		return err
 	}

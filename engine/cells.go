@@ -135,7 +135,7 @@ func (e *Engine) InsertCell(ctx context.Context, session, name string, index int
 }
 
 // commit checks a change and makes it, saved.
-func (e *Engine) commit(ctx context.Context, d *document, session string, m cellChange) error {
+func (e *Engine) commit(ctx context.Context, d *document, session string, m cellMutation) error {
 	if err := m.check(); err != nil {
 		return err
 	}
@@ -157,14 +157,14 @@ func setSource(nb *notebook.Notebook, i int, src string) *notebook.Cell {
 
 // OverwriteCellSource replaces a cell's whole source and saves. Outputs are
 // kept. The same source again changes nothing and saves nothing.
-func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, ref CellRef, source string) (NotebookInfo, SourceChange, error) {
+func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, ref CellRef, source string) (NotebookInfo, SourceEdit, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
-		return NotebookInfo{}, SourceChange{}, err
+		return NotebookInfo{}, SourceEdit{}, err
 	}
 	m := &overwriteSource{onNotebook: e.on(d), ref: ref, source: source}
 	if err := e.commit(ctx, d, session, m); err != nil {
-		return NotebookInfo{}, SourceChange{}, err
+		return NotebookInfo{}, SourceEdit{}, err
 	}
 	return e.info(d, session), m.edit, nil
 }
@@ -185,14 +185,14 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // EditCellSource replaces old with new in a cell's source (literal match;
 // exactly once unless all) and saves.
-func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref CellRef, old, new string, all bool) (NotebookInfo, SourceChange, error) {
+func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref CellRef, old, new string, all bool) (NotebookInfo, SourceEdit, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
-		return NotebookInfo{}, SourceChange{}, err
+		return NotebookInfo{}, SourceEdit{}, err
 	}
 	m := &editSource{onNotebook: e.on(d), ref: ref, old: old, new: new, all: all}
 	if err := e.commit(ctx, d, session, m); err != nil {
-		return NotebookInfo{}, SourceChange{}, err
+		return NotebookInfo{}, SourceEdit{}, err
 	}
 	return e.info(d, session), m.edit, nil
 }

@@ -90,16 +90,26 @@ func (d *document) model() *notebook.Notebook {
 	return d.nb
 }
 
+// UseRequest asks for a notebook to be used (UseNotebook).
+type UseRequest struct {
+	Session  string // the session that uses it; it becomes its current notebook
+	Name     string // the name it is used under
+	Path     string // its file, relative to the Jupyter root
+	Mode     string // "connect" (the default) opens it, "create" makes it
+	KernelID string // the kernel (or a sandbox's) to attach it to; "" finds or starts one
+}
+
 // UseNotebook opens (mode "connect") or creates (mode "create") the notebook
-// at path under name, attaches a kernel (kernelID, or a new one), and makes it
-// the session's current notebook.
+// at req.Path under req.Name, attaches a kernel (req.KernelID, or a new one),
+// and makes it the session's current notebook.
 //
 // Using a name again with the same path only makes it current again; a name
 // already bound to another path, or a path already open under another name,
-// is refused. Without kernelID the notebook gets the kernel of an existing
+// is refused. Without a kernel id the notebook gets the kernel of an existing
 // Jupyter session for its path (the one JupyterLab shows), or a new session
 // is created so that JupyterLab users see the same kernel.
-func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, kernelID string) (NotebookInfo, error) {
+func (e *Engine) UseNotebook(ctx context.Context, req UseRequest) (NotebookInfo, error) {
+	session, name, nbPath, mode, kernelID := req.Session, req.Name, req.Path, req.Mode, req.KernelID
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return NotebookInfo{}, &RequiredError{Field: FieldNotebookName}
@@ -277,23 +287,23 @@ func idsUpgraded(raw []byte, nb *notebook.Notebook) bool {
 
 // UnuseNotebook releases the notebook for every session, as the reference's
 // server-wide unuse does. Every other session that had it as its current
-// notebook loses it and is told on its next call (TakeNotice); the answer
+// notebook loses it and is told on its next call (TakeNotices); the answer
 // names them. Its kernel is shut down when this process started it and
 // nothing else holds it (kernels.go); otherwise only the channel
 // closes.
-func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) (Unused, error) {
+func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) (Released, error) {
 	return e.unuse(session, name, true)
 }
 
 // unuse is UnuseNotebook; tell leaves the other sessions a notice.
-func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
+func (e *Engine) unuse(session, name string, tell bool) (Released, error) {
 	e.useMu.Lock()
 	e.mu.Lock()
 	d, err := e.lookupLocked(session, name)
 	if err != nil {
 		e.mu.Unlock()
 		e.useMu.Unlock()
-		return Unused{}, err
+		return Released{}, err
 	}
 	delete(e.docs, d.name)
 	e.undo.Forget(d)
@@ -312,7 +322,7 @@ func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 	e.publish(event.Event{Type: event.EvNotebookClosed, Notebook: &event.NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Session: session,
 	}})
-	return Unused{Name: d.name, Path: d.path, KernelID: d.kernel.id, KernelShutDown: shut, Others: others}, nil
+	return Released{Name: d.name, Path: d.path, KernelID: d.kernel.id, KernelShutDown: shut, Others: others}, nil
 }
 
 // ListNotebooks lists the notebooks in use, marking the session's current one.
@@ -414,15 +424,15 @@ func (e *Engine) info(d *document, session string) NotebookInfo {
 	return e.infoLocked(d, session)
 }
 
-// errNoChange tells mutate that a change left the notebook as it was, so
+// errUnchanged tells mutate that a change left the notebook as it was, so
 // there is nothing to save.
-var errNoChange = errors.New("no change")
+var errUnchanged = errors.New("no change")
 
 // A change edits a working copy of a notebook. It may reorder nb.Cells and
 // replace its entries, but must never modify a *notebook.Cell in place (they
 // are shared with readers). It returns the events to publish once the change
 // is saved; mutate fills in their notebook, path, kernel and session.
-type change func(nb *notebook.Notebook) ([]event.NotebookEvent, error)
+type mutation func(nb *notebook.Notebook) ([]event.NotebookEvent, error)
 
 // syncFromDisk reloads the document when its file changed on disk since we
 // last read or wrote it. The caller holds d.writeMu.

@@ -354,9 +354,9 @@ type CellInfo struct {
 	Outputs        []notebook.Output
 }
 
-// SourceChange is the answer of an edit: the cell after the edit, its source
+// SourceEdit is the answer of an edit: the cell after the edit, its source
 // before, a unified diff, and how many replacements were made.
-type SourceChange struct {
+type SourceEdit struct {
 	Cell         CellInfo
 	OldSource    string
 	Diff         string

@@ -97,7 +97,7 @@ func (f *fixture) path(name string) string { return f.dir + "/" + name }
 // use opens (or creates) a notebook on the shared kernel.
 func (f *fixture) use(t *testing.T, session, name, file, mode string) NotebookInfo {
 	t.Helper()
-	info, err := f.e.UseNotebook(ctxT(t), session, name, f.path(file), mode, f.shared.get(t, f.client))
+	info, err := f.e.UseNotebook(ctxT(t), UseRequest{Session: session, Name: name, Path: f.path(file), Mode: mode, KernelID: f.shared.get(t, f.client)})
 	if err != nil {
 		t.Fatalf("UseNotebook(%s, %s): %v", name, file, err)
 	}
@@ -108,7 +108,7 @@ func (f *fixture) use(t *testing.T, session, name, file, mode string) NotebookIn
 // test ends.
 func (f *fixture) useOwnKernel(t *testing.T, session, name, file, mode string) NotebookInfo {
 	t.Helper()
-	info, err := f.e.UseNotebook(ctxT(t), session, name, f.path(file), mode, "")
+	info, err := f.e.UseNotebook(ctxT(t), UseRequest{Session: session, Name: name, Path: f.path(file), Mode: mode})
 	if err != nil {
 		t.Fatalf("UseNotebook(%s, %s): %v", name, file, err)
 	}
@@ -277,25 +277,25 @@ func testUseNotebook(t *testing.T, f *fixture) {
 
 	// Create over an existing file, connect to a missing one.
 	f.writeBehind(t, "exists.ipynb", notebook.New())
-	_, err := e.UseNotebook(ctx, "s1", "other", f.path("exists.ipynb"), "create", kid)
+	_, err := e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "other", Path: f.path("exists.ipynb"), Mode: "create", KernelID: kid})
 	wantErrorAs[*NotebookExistsError](t, err)
-	_, err = e.UseNotebook(ctx, "s1", "missing", f.path("nope.ipynb"), "connect", kid)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "missing", Path: f.path("nope.ipynb"), Mode: "connect", KernelID: kid})
 	wantErrorAs[*NoFileError](t, err)
-	_, err = e.UseNotebook(ctx, "s1", "x", f.path("x.ipynb"), "open", kid)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "x", Path: f.path("x.ipynb"), Mode: "open", KernelID: kid})
 	if m := wantErrorAs[*ModeError](t, err); m.Mode != "open" {
 		t.Errorf("ModeError.Mode = %q, want open", m.Mode)
 	}
-	_, err = e.UseNotebook(ctx, "s1", "x", f.path("x.ipynb"), "create", "no-such-kernel")
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "x", Path: f.path("x.ipynb"), Mode: "create", KernelID: "no-such-kernel"})
 	wantUserError(t, err, "no kernel with id")
 	if _, err := os.Stat(f.srv.Path(f.path("x.ipynb"))); !os.IsNotExist(err) {
 		t.Errorf("a failed create left the file behind: %v", err)
 	}
 	// The name and the path are each bound once.
-	_, err = e.UseNotebook(ctx, "s1", "nb", f.path("b.ipynb"), "create", kid)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb", Path: f.path("b.ipynb"), Mode: "create", KernelID: kid})
 	if n := wantErrorAs[*NameInUseError](t, err); n.Name != "nb" || n.Path != f.path("a.ipynb") {
 		t.Errorf("NameInUseError = %+v", n)
 	}
-	_, err = e.UseNotebook(ctx, "s1", "nb2", f.path("a.ipynb"), "connect", kid)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb2", Path: f.path("a.ipynb"), Mode: "connect", KernelID: kid})
 	wantUserError(t, err, `as notebook "nb"`)
 	if !bytes.Equal(before, f.file(t, "a.ipynb")) {
 		t.Fatal("failed use_notebook calls changed the file")
@@ -321,7 +321,7 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if got, _ := e.Notebook("s1", ""); got.Name != "nb" {
 		t.Fatalf("s1 current = %q, want nb", got.Name)
 	}
-	again, err := e.UseNotebook(ctx, "s1", "nb2", f.path("b.ipynb"), "connect", "")
+	again, err := e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb2", Path: f.path("b.ipynb"), Mode: "connect"})
 	if err != nil || !again.Current {
 		t.Fatalf("re-using nb2: %+v, %v", again, err)
 	}
@@ -400,7 +400,7 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if _, err := f.client.GetKernel(ctx, c.KernelID); !jupyter.IsNotFound(err) {
 		t.Fatalf("kernel %s after its release: %v, want not found", c.KernelID, err)
 	}
-	c2, err := e.UseNotebook(ctx, "s3", "c", f.path("c.ipynb"), "connect", "")
+	c2, err := e.UseNotebook(ctx, UseRequest{Session: "s3", Name: "c", Path: f.path("c.ipynb"), Mode: "connect"})
 	if err != nil || c2.KernelID == "" || c2.KernelID == c.KernelID {
 		t.Fatalf("re-connect got kernel %s (%v), want a fresh one", c2.KernelID, err)
 	}

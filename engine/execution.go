@@ -249,7 +249,7 @@ func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 	}
 	x.mu.Unlock()
 	if errors.Is(err, jupyter.ErrKernelDied) && x.e.capabilityEnabled(CapKernelAutoRestart) {
-		x.restartKernel()
+		x.autoRestart()
 	}
 	x.flush()
 	if x.doc != nil {
@@ -262,11 +262,11 @@ func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 	close(x.done)
 }
 
-// restartKernel replaces a kernel that died during the run
+// autoRestart replaces a kernel that died during the run
 // (kernel.auto-restart). A server with its own autorestart may already be
 // restarting it: then our request fails while it is at it, and the kernel
 // comes back by itself, which the loop notices.
-func (x *execution) restartKernel() {
+func (x *execution) autoRestart() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	crashed := crashedLoss(x.kernel.conn)
@@ -324,7 +324,7 @@ func (x *execution) flush() {
 	err := x.e.mutate(context.Background(), x.doc, "", false, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		i := nb.IndexOf(x.cellID)
 		if i < 0 || !x.doc.owns(x) {
-			return nil, errNoChange
+			return nil, errUnchanged
 		}
 		nc := *nb.Cells[i]
 		nc.Outputs = outs

@@ -41,12 +41,12 @@ import (
 // Config.SerialSaves turns grouping off (one save per call), the baseline
 // of make bench.
 
-// pendingChange is a mutation waiting for the save that will hold it.
-type pendingChange struct {
+// pendingMutation is a mutation waiting for the save that will hold it.
+type pendingMutation struct {
 	ctx     context.Context
 	session string
 	byIndex bool
-	apply   change
+	apply   mutation
 
 	// Set by the group's leader (under writeMu) before finished closes.
 	err     error
@@ -61,7 +61,7 @@ type pendingChange struct {
 // commitQueue holds a document's mutations waiting for a leader.
 type commitQueue struct {
 	mu      sync.Mutex
-	pending []*pendingChange
+	pending []*pendingMutation
 	leading bool // a leader is at work (or has been told to start)
 }
 
@@ -75,8 +75,8 @@ type commitQueue struct {
 // addressed cells by index (byIndex) is refused in that case, since the
 // index may now name another cell. Changes waiting at once are saved
 // together (group commit, above).
-func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
-	p := &pendingChange{ctx: ctx, session: session, byIndex: byIndex, apply: apply}
+func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply mutation) error {
+	p := &pendingMutation{ctx: ctx, session: session, byIndex: byIndex, apply: apply}
 	// The save runs to its end whoever goes away, with the caller's
 	// values and without its cancellation, detached here once: one
 	// caller going away must not fail the changes of the others (a
@@ -87,7 +87,7 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 	if e.cfg.SerialSaves {
 		d.writeMu.Lock()
 		defer d.writeMu.Unlock()
-		e.commitGroup(saving, d, session, func() []*pendingChange { return []*pendingChange{p} })
+		e.commitGroup(saving, d, session, func() []*pendingMutation { return []*pendingMutation{p} })
 		return p.err
 	}
 	p.lead, p.finished = make(chan struct{}), make(chan struct{})
@@ -112,8 +112,8 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 	// the last group answered have sent their next change by then, so it
 	// joins this group rather than wait for the next one (taken at once,
 	// groups would alternate between k and n-k of n busy callers).
-	var group []*pendingChange
-	take := func() []*pendingChange {
+	var group []*pendingMutation
+	take := func() []*pendingMutation {
 		q.mu.Lock()
 		group = append(group, q.pending...)
 		q.pending = nil
@@ -145,7 +145,7 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 // named on the event of a reload. ctx is not cancelled (mutate detached
 // it). A lost or stale save lock saved nothing: the whole group starts
 // over.
-func (e *Engine) commitGroup(ctx context.Context, d *document, session string, take func() []*pendingChange) {
+func (e *Engine) commitGroup(ctx context.Context, d *document, session string, take func() []*pendingMutation) {
 	for attempt := 1; ; attempt++ {
 		group, err := e.commitOnce(ctx, d, session, take)
 		var lost *nbfile.SaveLockLostError
@@ -175,7 +175,7 @@ func (e *Engine) commitGroup(ctx context.Context, d *document, session string, t
 // commitOnce is one attempt of commitGroup. It returns the group it took
 // (nil when it failed before) and the error that fails the group; the
 // changes' own errors are left in their err.
-func (e *Engine) commitOnce(ctx context.Context, d *document, session string, take func() []*pendingChange) ([]*pendingChange, error) {
+func (e *Engine) commitOnce(ctx context.Context, d *document, session string, take func() []*pendingMutation) ([]*pendingMutation, error) {
 	lock, err := d.file.Lock(ctx)
 	if err != nil {
 		return nil, err
@@ -212,21 +212,21 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 		}
 		before := work
 		before.Cells = slices.Clone(work.Cells)
-		events, err := e.applyChange(d, p, &work)
+		events, err := e.applyMutation(d, p, &work)
 		if err != nil {
 			work = before
-			if !errors.Is(err, errNoChange) {
+			if !errors.Is(err, errUnchanged) {
 				p.err = err
 			}
 			continue
 		}
 		p.applied, p.events, changed = true, events, true
-		p.undo = recordChange(p.ctx, d, before.Cells, work.Cells)
+		p.undo = undoRecordOf(p.ctx, d, before.Cells, work.Cells)
 	}
 	if !changed {
 		return group, nil
 	}
-	fail := func(err error) ([]*pendingChange, error) {
+	fail := func(err error) ([]*pendingMutation, error) {
 		for _, p := range group {
 			p.applied, p.events, p.undo = false, nil, nil
 		}
@@ -259,12 +259,12 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 	return group, nil
 }
 
-// applyChange applies one change of a group to nb. A change that panics
+// applyMutation applies one change of a group to nb. A change that panics
 // (a bug) fails alone, as the MCP server fails the one request whose
 // handler panicked: the leader runs other calls' changes, and a panic
 // carried out of the group would leave the notebook's writer held and the
 // group's other calls waiting for ever.
-func (e *Engine) applyChange(d *document, p *pendingChange, nb *notebook.Notebook) (events []event.NotebookEvent, err error) {
+func (e *Engine) applyMutation(d *document, p *pendingMutation, nb *notebook.Notebook) (events []event.NotebookEvent, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.log.Error("panic in a change to a notebook (server bug)", "notebook", d.name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))

@@ -134,11 +134,11 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 		id := fmt.Sprintf("edges-%s", src)
 		ids = append(ids, id)
 		return func() error {
-			cctx, finish, err := e.Calls().BeginCall(ctx, calls.CallStart{ID: id, Session: "s", Tool: "insert_cell"})
+			cctx, finish, err := e.Calls().Begin(ctx, calls.Start{ID: id, Session: "s", Tool: "insert_cell"})
 			if err != nil {
 				return err
 			}
-			defer finish(calls.CallOutcome{})
+			defer finish(calls.Outcome{})
 			return insert(cctx, src)()
 		}
 	}

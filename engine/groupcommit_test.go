@@ -215,7 +215,7 @@ func TestGroupCommitKeepsAcknowledgedAcrossKill(t *testing.T) {
 	t.Cleanup(func() { e.Close() })
 	for i := range 8 {
 		// The first session creates the notebook; the others join it.
-		if _, err := e.UseNotebook(ctx, fmt.Sprintf("s%d", i), "burst", "burst.ipynb", "create", ""); err != nil {
+		if _, err := e.UseNotebook(ctx, UseRequest{Session: fmt.Sprintf("s%d", i), Name: "burst", Path: "burst.ipynb", Mode: "create"}); err != nil {
 			t.Fatalf("session %d: %v", i, err)
 		}
 	}

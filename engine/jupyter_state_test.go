@@ -27,7 +27,7 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	if _, err := e.UseNotebook(ctx, "s", "g", dir+"/g.ipynb", "create", ""); err != nil {
+	if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: "g", Path: dir + "/g.ipynb", Mode: "create"}); err != nil {
 		t.Fatal(err)
 	}
 	sub := e.Bus().Subscribe(64)
@@ -50,7 +50,7 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 	if st := nextState(); st.Jupyter != "restarting" || st.JupyterAttempt != 2 || st.JupyterProblem == "" || st.JupyterCause != "killed by SIGKILL" {
 		t.Errorf("server state while restarting: %+v", st)
 	}
-	if st := e.Calls().ServerState(); st.Jupyter != "restarting" {
+	if st := e.Calls().State(); st.Jupyter != "restarting" {
 		t.Errorf("ServerState while restarting: %+v", st)
 	}
 	_, err = e.ListFiles(ctx, dir, 1, "")

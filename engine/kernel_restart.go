@@ -38,7 +38,7 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 			return e.info(d, session), nil
 		}
 	}
-	if _, err := e.restartKernel(ctx, d.file.Client(), d.kernel); err != nil {
+	if _, err := e.requestRestart(ctx, d.file.Client(), d.kernel); err != nil {
 		// jupyter_server 1.x answers a restart of a kernel it does not
 		// know (it restarted, or someone shut the kernel down) with a 500,
 		// not a 404: ask about the kernel itself to tell the two apart.
@@ -86,7 +86,7 @@ func (e *Engine) replaceLostKernel(ctx context.Context, session string, d *docum
 	if _, err := e.unuse(session, d.name, false); err != nil {
 		return NotebookInfo{}, err
 	}
-	info, err := e.UseNotebook(ctx, session, d.name, d.path, modeConnect, "")
+	info, err := e.UseNotebook(ctx, UseRequest{Session: session, Name: d.name, Path: d.path, Mode: modeConnect})
 	if err != nil {
 		return NotebookInfo{}, fmt.Errorf("the kernel %s of notebook %q no longer exists, and starting a new one failed: %w", d.kernel.id, d.name, err)
 	}
@@ -136,11 +136,11 @@ func waitKernelReady(ctx context.Context, conn *jupyter.KernelConn) error {
 	}
 }
 
-// restartKernel asks the server to restart kernel k. Jupyter's restarter
+// requestRestart asks the server to restart kernel k. Jupyter's restarter
 // may be bringing a crashed kernel back at that very moment, and a request
 // that crosses it can fail: it is tried again, for a while, as long as the
 // kernel exists.
-func (e *Engine) restartKernel(ctx context.Context, client *jupyter.Client, k *kernelEntry) (*jupyter.Kernel, error) {
+func (e *Engine) requestRestart(ctx context.Context, client *jupyter.Client, k *kernelEntry) (*jupyter.Kernel, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		kern, err := client.RestartKernel(ctx, k.id)

@@ -89,7 +89,7 @@ func (st *sessionState) queue(path string) *noticeQueue {
 // result of one of its calls.
 type Notices struct {
 	// Closed: another session closed this session's current notebook.
-	Closed *NotebookClosed
+	Closed *ClosedNotice
 	// Lines are about the notebook the result acted on, oldest first;
 	// when some were dropped for space, the first line says how many.
 	Lines []string

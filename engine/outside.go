@@ -22,7 +22,7 @@ import (
 // output-only and moved cells in the order of the new version, then
 // removed ones in the order of the old, and says whether the notebook's
 // own metadata changed.
-func diffNotebooks(old, cur *notebook.Notebook) (changes []event.CellChange, metadata bool) {
+func diffNotebooks(old, cur *notebook.Notebook) (changes []event.ChangedCell, metadata bool) {
 	diffs, _ := notebook.Diff(old.Cells, cur.Cells, notebook.DifferentFields)
 	byID := make(map[string]notebook.CellDiff, len(diffs))
 	for _, d := range diffs {
@@ -33,18 +33,18 @@ func diffNotebooks(old, cur *notebook.Notebook) (changes []event.CellChange, met
 		switch {
 		case !ok:
 		case d.Before == nil:
-			changes = append(changes, event.CellChange{ID: c.ID, Index: i, Change: event.CellAdded})
+			changes = append(changes, event.ChangedCell{ID: c.ID, Index: i, How: event.CellAdded})
 		case d.Fields&notebook.ContentFields != 0:
-			changes = append(changes, event.CellChange{ID: c.ID, Index: i, Change: event.CellEdited})
+			changes = append(changes, event.ChangedCell{ID: c.ID, Index: i, How: event.CellEdited})
 		case d.Fields&notebook.KernelFields != 0:
-			changes = append(changes, event.CellChange{ID: c.ID, Index: i, Change: event.CellOutputs})
+			changes = append(changes, event.ChangedCell{ID: c.ID, Index: i, How: event.CellOutputs})
 		case d.Moved:
-			changes = append(changes, event.CellChange{ID: c.ID, Index: i, Change: event.CellMoved})
+			changes = append(changes, event.ChangedCell{ID: c.ID, Index: i, How: event.CellMoved})
 		}
 	}
 	for _, d := range diffs {
 		if d.After == nil {
-			changes = append(changes, event.CellChange{ID: d.ID, Index: d.From, Change: event.CellRemoved})
+			changes = append(changes, event.ChangedCell{ID: d.ID, Index: d.From, How: event.CellRemoved})
 		}
 	}
 	return changes, !notebook.SameJSON(old.Metadata, cur.Metadata)
@@ -69,6 +69,6 @@ func (e *Engine) noteOutsideEdit(d *document, old, cur *notebook.Notebook, at ti
 	e.log.Info("notebook changed outside this server", "notebook", d.name, "path", d.path, "cells", len(changes))
 	e.notifyOutsideEdit(d.path, text)
 	return &event.Event{Type: event.EvNotebookOutsideEdit, Notebook: &event.NotebookEvent{
-		Name: d.name, Path: d.path, KernelID: d.kernel.id, Changes: changes, MetadataChanged: metadata, At: at,
+		Name: d.name, Path: d.path, KernelID: d.kernel.id, ChangedCells: changes, MetadataChanged: metadata, At: at,
 	}}
 }

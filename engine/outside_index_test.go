@@ -20,7 +20,7 @@ func testIndexEditAfterWatchedReload(t *testing.T, f *fixture) {
 	e.SessionOpened("s", "agent 1")
 	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
 	defer sub.Close()
-	if _, err := e.UseNotebook(ctx, "s", "nb", f.path("watchedidx.ipynb"), "create", f.shared.get(t, f.client)); err != nil {
+	if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: "nb", Path: f.path("watchedidx.ipynb"), Mode: "create", KernelID: f.shared.get(t, f.client)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, src := range []string{"a = 1", "b = 2"} {

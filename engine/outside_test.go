@@ -40,12 +40,12 @@ func TestDiffNotebooks(t *testing.T) {
 		cell("new", "x"), cell("a", "a = 10"), withOutput, cell("f", "f = 6"), cell("d", "d = 4"), relaid, trusted,
 	}}
 	changes, metadata := diffNotebooks(old, cur)
-	want := []event.CellChange{
-		{ID: "new", Index: 0, Change: event.CellAdded},
-		{ID: "a", Index: 1, Change: event.CellEdited},
-		{ID: "c", Index: 2, Change: event.CellOutputs},
-		{ID: "f", Index: 3, Change: event.CellMoved},
-		{ID: "b", Index: 1, Change: event.CellRemoved},
+	want := []event.ChangedCell{
+		{ID: "new", Index: 0, How: event.CellAdded},
+		{ID: "a", Index: 1, How: event.CellEdited},
+		{ID: "c", Index: 2, How: event.CellOutputs},
+		{ID: "f", Index: 3, How: event.CellMoved},
+		{ID: "b", Index: 1, How: event.CellRemoved},
 	}
 	if !reflect.DeepEqual(changes, want) || metadata {
 		t.Errorf("diffNotebooks = %+v, metadata %v\nwant %+v (the same metadata laid out differently is no change)", changes, metadata, want)
@@ -64,9 +64,9 @@ func TestDiffNotebooks(t *testing.T) {
 	if text != "notebook 'nb' (dir/x.ipynb) was changed outside this server at 14:31:23 UTC: cell 0 (new) added, cell 1 (a) edited, notebook metadata changed; cells read before then may be out of date" {
 		t.Errorf("text = %q", text)
 	}
-	many := make([]event.CellChange, event.MaxListedChanges+3)
+	many := make([]event.ChangedCell, event.MaxListedChanges+3)
 	for i := range many {
-		many[i] = event.CellChange{ID: strconv.Itoa(i), Index: i, Change: event.CellOutputs}
+		many[i] = event.ChangedCell{ID: strconv.Itoa(i), Index: i, How: event.CellOutputs}
 	}
 	if text := event.OutsideEditText("nb", "x.ipynb", at, many, false); !strings.Contains(text, "cell 11 (11) outputs changed, and 3 more cells;") {
 		t.Errorf("text = %q", text)
@@ -91,7 +91,7 @@ func TestDiffNotebooksResaved(t *testing.T) {
 	old := &notebook.Notebook{Metadata: json.RawMessage(`{}`), Cells: []*notebook.Cell{md("# Title"), ran(`"2\n3"`)}}
 	cur := &notebook.Notebook{Metadata: json.RawMessage(`{}`), Cells: []*notebook.Cell{md("# Title, edited"), ran(`["2\n", "3"]`)}}
 	changes, metadata := diffNotebooks(old, cur)
-	if want := []event.CellChange{{ID: "md", Index: 0, Change: event.CellEdited}}; !reflect.DeepEqual(changes, want) || metadata {
+	if want := []event.ChangedCell{{ID: "md", Index: 0, How: event.CellEdited}}; !reflect.DeepEqual(changes, want) || metadata {
 		t.Errorf("diffNotebooks = %+v, metadata %v; want %+v (the output only laid out as nbformat writes it)", changes, metadata, want)
 	}
 }
@@ -118,7 +118,7 @@ func testOutsideEditResaved(t *testing.T, f *fixture) {
 	if _, _, err := e.ReadNotebook(ctx, "s", "", 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := nextOutsideEdit(t, sub).Changes, []event.CellChange{{ID: md.ID, Index: 0, Change: event.CellEdited}}; !reflect.DeepEqual(got, want) {
+	if got, want := nextOutsideEdit(t, sub).ChangedCells, []event.ChangedCell{{ID: md.ID, Index: 0, How: event.CellEdited}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("changes %+v, want %+v: the cell that ran was saved again unchanged", got, want)
 	}
 }
@@ -165,7 +165,7 @@ func testOutsideEditWatched(t *testing.T, f *fixture) {
 	e.SessionOpened("other", "agent 2")
 	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
 	defer sub.Close()
-	if _, err := e.UseNotebook(ctx, "s", "nb", f.path("watched.ipynb"), "create", f.shared.get(t, f.client)); err != nil {
+	if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: "nb", Path: f.path("watched.ipynb"), Mode: "create", KernelID: f.shared.get(t, f.client)}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
@@ -186,8 +186,8 @@ func testOutsideEditWatched(t *testing.T, f *fixture) {
 	f.writeBehind(t, "watched.ipynb", nb)
 
 	got := nextOutsideEdit(t, sub)
-	want := []event.CellChange{{ID: ids[1], Index: 1, Change: event.CellEdited}, {ID: added.ID, Index: 2, Change: event.CellAdded}, {ID: ids[2], Index: 2, Change: event.CellRemoved}}
-	if got.Name != "nb" || got.Path != f.path("watched.ipynb") || !reflect.DeepEqual(got.Changes, want) || got.MetadataChanged || got.At.IsZero() {
+	want := []event.ChangedCell{{ID: ids[1], Index: 1, How: event.CellEdited}, {ID: added.ID, Index: 2, How: event.CellAdded}, {ID: ids[2], Index: 2, How: event.CellRemoved}}
+	if got.Name != "nb" || got.Path != f.path("watched.ipynb") || !reflect.DeepEqual(got.ChangedCells, want) || got.MetadataChanged || got.At.IsZero() {
 		t.Fatalf("outside edit %+v, want changes %+v", got, want)
 	}
 	text := event.OutsideEditText("nb", f.path("watched.ipynb"), got.At, want, false)
@@ -223,8 +223,8 @@ func testOutsideEditBeforeCall(t *testing.T, f *fixture) {
 	_, _, err = e.EditCellSource(ctx, "s", "", CellRef{ID: c.ID}, "a = 2", "a = 3", false)
 	checkNoError(t, "edit by id", err)
 	got := nextOutsideEdit(t, sub)
-	if want := []event.CellChange{{ID: c.ID, Index: 0, Change: event.CellEdited}}; !reflect.DeepEqual(got.Changes, want) {
-		t.Fatalf("changes %+v, want %+v", got.Changes, want)
+	if want := []event.ChangedCell{{ID: c.ID, Index: 0, How: event.CellEdited}}; !reflect.DeepEqual(got.ChangedCells, want) {
+		t.Fatalf("changes %+v, want %+v", got.ChangedCells, want)
 	}
 	if lines := e.TakeNotices("s", "nb").Lines; len(lines) != 1 || !strings.Contains(lines[0], "was changed outside this server") {
 		t.Errorf("notices %q", lines)
@@ -237,8 +237,8 @@ func testOutsideEditBeforeCall(t *testing.T, f *fixture) {
 	if _, _, err := e.ReadNotebook(ctx, "s", "", 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := nextOutsideEdit(t, sub); len(got.Changes) != 1 || got.Changes[0].Change != event.CellAdded {
-		t.Errorf("changes %+v", got.Changes)
+	if got := nextOutsideEdit(t, sub); len(got.ChangedCells) != 1 || got.ChangedCells[0].How != event.CellAdded {
+		t.Errorf("changes %+v", got.ChangedCells)
 	}
 }
 
@@ -289,7 +289,7 @@ func testWatcherStops(t *testing.T, f *fixture) {
 	e := watchingEngine(t, f, 50*time.Millisecond)
 	kid := f.shared.get(t, f.client)
 	for _, n := range []string{"w1", "w2"} {
-		if _, err := e.UseNotebook(ctx, "s", n, f.path(n+".ipynb"), "create", kid); err != nil {
+		if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: n, Path: f.path(n + ".ipynb"), Mode: "create", KernelID: kid}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -108,16 +108,16 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 	// Each preview is the change the call makes, made on a copy.
 	switch req.Op {
 	case PreviewEdit, PreviewOverwrite:
-		var m cellChange = &overwriteSource{onNotebook: on, ref: req.Cell, source: req.Source}
+		var m cellMutation = &overwriteSource{onNotebook: on, ref: req.Cell, source: req.Source}
 		what := "overwrite"
 		if req.Op == PreviewEdit {
 			m, what = &editSource{onNotebook: on, ref: req.Cell, old: req.Old, new: req.New, all: req.All}, "edit"
 		}
-		err := tryChange(nb, m)
-		if err != nil && !errors.Is(err, errNoChange) {
+		err := tryOnCopy(nb, m)
+		if err != nil && !errors.Is(err, errUnchanged) {
 			return err
 		}
-		var edit SourceChange
+		var edit SourceEdit
 		switch m := m.(type) {
 		case *overwriteSource:
 			edit = m.edit
@@ -135,7 +135,7 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		if req.Op == PreviewInsertRun {
 			m.cellType, m.run = notebook.Code, true
 		}
-		if err := tryChange(nb, m); err != nil {
+		if err := tryOnCopy(nb, m); err != nil {
 			return err
 		}
 		at, n := m.inserted.Index, len(nb.Cells)
@@ -155,7 +155,7 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		}
 	case PreviewDelete:
 		m := &deleteCells{onNotebook: on, indices: req.Indices, ids: req.IDs}
-		if err := tryChange(nb, m); err != nil {
+		if err := tryOnCopy(nb, m); err != nil {
 			return err
 		}
 		p.What = fmt.Sprintf("delete %d of %d cells", len(m.deleted), len(nb.Cells))
@@ -165,8 +165,8 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		}
 	case PreviewMove:
 		m := &moveCell{onNotebook: on, src: req.Cell, dst: req.Target}
-		err := tryChange(nb, m)
-		if err != nil && !errors.Is(err, errNoChange) {
+		err := tryOnCopy(nb, m)
+		if err != nil && !errors.Is(err, errUnchanged) {
 			return err
 		}
 		from, to := m.from, m.moved.Index
@@ -181,11 +181,11 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		}
 	case PreviewRunCell:
 		m := &clearOutputs{onNotebook: on, ref: req.Cell, forRun: true}
-		err := tryChange(nb, m)
+		err := tryOnCopy(nb, m)
 		if m.cell.ID != "" {
 			p.What = fmt.Sprintf("run cell %d (id %s) on kernel %s", m.cell.Index, m.cell.ID, short8(d.kernel.id))
 		}
-		if err != nil && !errors.Is(err, errNoChange) {
+		if err != nil && !errors.Is(err, errUnchanged) {
 			if m.cell.ID != "" && m.cell.Type != notebook.Code {
 				p.What = fmt.Sprintf("run cell %d (id %s), a %s cell", m.cell.Index, m.cell.ID, m.cell.Type)
 			}

@@ -494,7 +494,7 @@ func TestUseNotebookOnASandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	// By the sandbox's id: the notebook runs on the sandbox's kernel.
-	info, err := e.UseNotebook(ctx, "s", "nb", dir+"/on-sandbox.ipynb", "create", js.ID)
+	info, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: "nb", Path: dir + "/on-sandbox.ipynb", Mode: "create", KernelID: js.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +502,7 @@ func TestUseNotebookOnASandbox(t *testing.T) {
 		t.Fatalf("notebook kernel %s, sandbox kernel %s", info.KernelID, js.KernelID)
 	}
 	// An eval sandbox is no Jupyter kernel: refused, saying why.
-	_, err = e.UseNotebook(ctx, "s", "nb2", dir+"/on-eval.ipynb", "create", ev.Name)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s", Name: "nb2", Path: dir + "/on-eval.ipynb", Mode: "create", KernelID: ev.Name})
 	if !IsUserError(err) || !strings.Contains(err.Error(), "cannot host a notebook") {
 		t.Fatalf("eval sandbox as kernel: %v", err)
 	}

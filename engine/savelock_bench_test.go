@@ -33,7 +33,7 @@ func BenchmarkInsertCell(b *testing.B) {
 			b.Fatal(err)
 		}
 		name := fmt.Sprintf("n%d", size)
-		if _, err := e.UseNotebook(ctx, "s", name, path, "connect", k.ID); err != nil {
+		if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: name, Path: path, Mode: "connect", KernelID: k.ID}); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("insert_cell/%d_cells", size), func(b *testing.B) {

@@ -46,9 +46,9 @@ const (
 	ClosedBySwitch
 )
 
-// NotebookClosed tells a session that its current notebook was closed by
+// ClosedNotice tells a session that its current notebook was closed by
 // another session, and by which.
-type NotebookClosed struct {
+type ClosedNotice struct {
 	Notebook string
 	Path     string
 	By       SessionRef
@@ -61,7 +61,7 @@ type NotebookClosed struct {
 // notebook. Guarded by Engine.mu.
 type sessionState struct {
 	client string
-	notice *NotebookClosed         // for its next call
+	notice *ClosedNotice           // for its next call
 	notes  map[string]*noticeQueue // notebook notices by path (notices.go)
 }
 
@@ -114,7 +114,7 @@ func (e *Engine) clientOf(session string) string {
 }
 
 // noticeLocked is the session's pending notice, left in place.
-func (e *Engine) noticeLocked(session string) *NotebookClosed {
+func (e *Engine) noticeLocked(session string) *ClosedNotice {
 	if st := e.sessions[session]; st != nil {
 		return st.notice
 	}
@@ -135,7 +135,7 @@ func (e *Engine) dropCurrentLocked(name, path, by string, cause ClosedCause, ser
 		if s == by || cause == 0 {
 			continue
 		}
-		e.sessionLocked(s).notice = &NotebookClosed{
+		e.sessionLocked(s).notice = &ClosedNotice{
 			Notebook: name, Path: path, By: e.refLocked(by), Cause: cause, Server: server, At: now,
 		}
 		others = append(others, e.refLocked(s))
@@ -147,10 +147,10 @@ func (e *Engine) dropCurrentLocked(name, path, by string, cause ClosedCause, ser
 	return others
 }
 
-// Unused is the answer of UnuseNotebook: the notebook released and the
+// Released is the answer of UnuseNotebook: the notebook released and the
 // other sessions that had it as their current notebook (each is told on
 // its next call).
-type Unused struct {
+type Released struct {
 	Name     string
 	Path     string
 	KernelID string
@@ -168,12 +168,12 @@ type ServerSwitch struct {
 	URL      string // the server in use now
 	Previous string // the server before the switch
 	InUse    []string
-	Closed   []ClosedNotebook // the notebooks closed by the switch
+	Closed   []ClosedInSwitch // the notebooks closed by the switch
 }
 
-// ClosedNotebook is a notebook a server switch closed, whose current
+// ClosedInSwitch is a notebook a server switch closed, whose current
 // notebook it was, and what became of its kernel.
-type ClosedNotebook struct {
+type ClosedInSwitch struct {
 	Name     string
 	Path     string
 	KernelID string
@@ -238,7 +238,7 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	callerHad := e.current[session]
 	for _, name := range e.inUseLocked() {
 		d := docs[name]
-		c := ClosedNotebook{Name: d.name, Path: d.path, KernelID: d.kernel.id, Caller: callerHad == d.name}
+		c := ClosedInSwitch{Name: d.name, Path: d.path, KernelID: d.kernel.id, Caller: callerHad == d.name}
 		c.Others = e.dropCurrentLocked(d.name, d.path, session, ClosedBySwitch, client.BaseURL())
 		sw.Closed = append(sw.Closed, c)
 	}

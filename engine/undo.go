@@ -65,11 +65,11 @@ func undoIdentity(ctx context.Context) *callIdentity {
 	return nil
 }
 
-// recordChange is mutate's hook: the record of the change from before to
+// undoRecordOf is mutate's hook: the record of the change from before to
 // after (a notebook's cells), when ctx belongs to a call whose changes are
 // kept and the change touched any cell; nil otherwise. It must not modify
 // the cells.
-func recordChange(ctx context.Context, d *document, before, after []*notebook.Cell) *undoRecord {
+func undoRecordOf(ctx context.Context, d *document, before, after []*notebook.Cell) *undoRecord {
 	id := undoIdentity(ctx)
 	if id == nil {
 		return nil
@@ -94,24 +94,24 @@ func (e *Engine) keepUndo(ctx context.Context, r *undoRecord) {
 // back (deleted ones next to the cells they were next to), moved cells go
 // back. It is saved like any change, and kept as one, so it can be undone
 // in turn. When a cell the call touched was changed again since, nothing
-// is changed and the error (an *undo.UndoConflictError) names the cell and
+// is changed and the error (an *undo.ConflictError) names the cell and
 // the later change. The session that made the call is told on its next
 // result on the notebook.
-func (e *Engine) Undo(ctx context.Context, callID string) (undo.UndoResult, error) {
+func (e *Engine) Undo(ctx context.Context, callID string) (undo.Result, error) {
 	if e.calls.Running(callID) {
-		return undo.UndoResult{}, Userf("call %s has not finished; undo it once it has", callID)
+		return undo.Result{}, Userf("call %s has not finished; undo it once it has", callID)
 	}
 	d, rs := e.undo.Find(callID)
 	if d == nil {
 		records, bytes := e.undo.Bounds()
-		return undo.UndoResult{}, Userf("call %s has no change kept for undo: it changed no notebook in use, or it is older than the changes kept (the last %d per notebook, %d MiB in all)", callID, records, bytes>>20)
+		return undo.Result{}, Userf("call %s has no change kept for undo: it changed no notebook in use, or it is older than the changes kept (the last %d per notebook, %d MiB in all)", callID, records, bytes>>20)
 	}
 	first := rs[0].Call()
 	if by := e.undo.UndoneBy(rs); by != nil {
-		return undo.UndoResult{}, Userf("%s of %s was already undone at %s; undo that undo to bring it back", first.Tool, undo.Clock(first.At), undo.Clock(by.Call().At))
+		return undo.Result{}, Userf("%s of %s was already undone at %s; undo that undo to bring it back", first.Tool, undo.Clock(first.At), undo.Clock(by.Call().At))
 	}
 	if cur, err := e.lookup("", d.name); err != nil || cur != d {
-		return undo.UndoResult{}, Userf("notebook %q is no longer in use; nothing was undone", d.name)
+		return undo.Result{}, Userf("notebook %q is no longer in use; nothing was undone", d.name)
 	}
 	id := &callIdentity{
 		id:      fmt.Sprintf("undo-%d", e.undoSeq.Add(1)),
@@ -119,7 +119,7 @@ func (e *Engine) Undo(ctx context.Context, callID string) (undo.UndoResult, erro
 		at:      time.Now(),
 		reverts: rs,
 	}
-	res := undo.UndoResult{ID: id.id, Of: callID, Tool: first.Tool, At: first.At, Notebook: d.name,
+	res := undo.Result{ID: id.id, Of: callID, Tool: first.Tool, At: first.At, Notebook: d.name,
 		Summary: fmt.Sprintf("undo of %s %s by the person", first.Tool, undo.Clock(first.At))}
 	var firstCell string
 	snap := func(c *notebook.Cell) event.CellSnapshot { return e.snapshotCell(d.name, c) }
@@ -136,7 +136,7 @@ func (e *Engine) Undo(ctx context.Context, callID string) (undo.UndoResult, erro
 	if err != nil {
 		// Refused or failed: nothing changed, and the person is told
 		// where they asked; the timeline keeps only undos that happened.
-		return undo.UndoResult{}, err
+		return undo.Result{}, err
 	}
 	e.undo.MarkUndone(rs, id.made)
 	// The timeline shows the undo as an entry of its own, which the

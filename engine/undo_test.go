@@ -21,12 +21,12 @@ var testCallSeq atomic.Int64
 func asCall(t *testing.T, e *Engine, session, tool string, op func(ctx context.Context) error) string {
 	t.Helper()
 	id := fmt.Sprintf("call-%d", testCallSeq.Add(1))
-	ctx, finish, err := e.Calls().BeginCall(ctxT(t), calls.CallStart{ID: id, Session: session, Tool: tool})
+	ctx, finish, err := e.Calls().Begin(ctxT(t), calls.Start{ID: id, Session: session, Tool: tool})
 	if err != nil {
 		t.Fatalf("BeginCall: %v", err)
 	}
 	err = op(ctx)
-	finish(calls.CallOutcome{})
+	finish(calls.Outcome{})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
@@ -34,7 +34,7 @@ func asCall(t *testing.T, e *Engine, session, tool string, op func(ctx context.C
 }
 
 // undo reverts callID and fails the test when it is refused.
-func undoCall(t *testing.T, e *Engine, callID string) undo.UndoResult {
+func undoCall(t *testing.T, e *Engine, callID string) undo.Result {
 	t.Helper()
 	res, err := e.Undo(ctxT(t), callID)
 	if err != nil {
@@ -111,7 +111,7 @@ func testUndoClearOutput(t *testing.T, f *fixture) {
 	nb.Cells[0].Outputs = []notebook.Output{{OutputType: notebook.Stream, Name: "stdout", Text: "new run\n"}}
 	f.writeBehind(t, "co.ipynb", nb)
 	_, err = e.Undo(ctxT(t), second)
-	if ce := wantErrorAs[*undo.UndoConflictError](t, err); ce.CellID != c.ID {
+	if ce := wantErrorAs[*undo.ConflictError](t, err); ce.CellID != c.ID {
 		t.Fatalf("conflict: %v", err)
 	}
 	if got := f.disk(t, "co.ipynb").Cells[0]; len(got.Outputs) != 1 || got.Outputs[0].Text != "new run\n" {
@@ -301,7 +301,7 @@ func testUndoConflict(t *testing.T, f *fixture) {
 	})
 	before := f.file(t, "cf.ipynb")
 	_, err := e.Undo(ctxT(t), insert)
-	ce := wantErrorAs[*undo.UndoConflictError](t, err)
+	ce := wantErrorAs[*undo.ConflictError](t, err)
 	if ce.CellID != c.ID || ce.ByCall != edit || ce.ByTool != "edit_cell_source" || ce.BySession != "cf2" {
 		t.Fatalf("conflict: %+v", ce)
 	}
@@ -339,7 +339,7 @@ func testUndoOutsideEdit(t *testing.T, f *fixture) {
 	nb.Cells[0].Source = "edited in JupyterLab"
 	f.writeBehind(t, "out.ipynb", nb)
 	_, err := e.Undo(ctxT(t), call)
-	ce := wantErrorAs[*undo.UndoConflictError](t, err)
+	ce := wantErrorAs[*undo.ConflictError](t, err)
 	if ce.CellID != ids[0] || ce.ByCall != "" || !strings.Contains(err.Error(), "not by a change kept for undo") {
 		t.Fatalf("conflict: %v", err)
 	}
@@ -408,14 +408,14 @@ func TestRecordChangeNeedsACall(t *testing.T) {
 	t.Parallel()
 	before := []*notebook.Cell{{ID: "a"}}
 	after := []*notebook.Cell{before[0], {ID: "b"}}
-	if r := recordChange(context.Background(), nil, before, after); r != nil {
+	if r := undoRecordOf(context.Background(), nil, before, after); r != nil {
 		t.Fatal("a change outside any call was recorded")
 	}
 	ctx := withCallIdentity(context.Background(), &callIdentity{id: "c"})
-	if r := recordChange(withoutUndo(ctx), nil, before, after); r != nil {
+	if r := undoRecordOf(withoutUndo(ctx), nil, before, after); r != nil {
 		t.Fatal("a change marked not to be kept was recorded")
 	}
-	if r := recordChange(ctx, nil, before, after); r == nil || r.Call().ID != "c" {
+	if r := undoRecordOf(ctx, nil, before, after); r == nil || r.Call().ID != "c" {
 		t.Fatalf("record: %+v", r)
 	}
 }

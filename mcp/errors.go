@@ -35,7 +35,7 @@ func wordings() []wording {
 		wordSandboxErrors,
 		wordArgumentErrors, // errors_args.go
 		wordJupyterErrors,  // errors_jupyter.go
-		kernelErrorText,    // errors_kernel.go
+		wordKernelLosses,   // errors_kernel.go
 		wordSaveErrors,     // errors_save.go
 	}
 }
@@ -173,7 +173,7 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 
 // closedClause says how another session closed the notebook this session
 // was using ("" when none did).
-func closedClause(n *engine.NotebookClosed) string {
+func closedClause(n *engine.ClosedNotice) string {
 	if n == nil {
 		return ""
 	}

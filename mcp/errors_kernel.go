@@ -9,10 +9,10 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
-// kernelErrorText words the engine's kernel errors for an agent: what
+// wordKernelLosses words the engine's kernel errors for an agent: what
 // happened to the kernel, that its state is gone, and which call brings
 // back a working one. It reports false for any other error.
-func kernelErrorText(tool string, err error) (string, bool) {
+func wordKernelLosses(tool string, err error) (string, bool) {
 	var lost *engine.KernelLostError
 	var nul *engine.CodeNULError
 	var noReply *engine.NoReplyError

@@ -47,7 +47,7 @@ func TestKernelErrorText(t *testing.T) {
 			t.Errorf("%T worded as a server error: %q", tt.err, text)
 		}
 	}
-	if _, ok := kernelErrorText("execute_code", &engine.NoCellError{}); ok {
+	if _, ok := wordKernelLosses("execute_code", &engine.NoCellError{}); ok {
 		t.Error("kernelErrorText claims an error that is not a kernel's")
 	}
 }

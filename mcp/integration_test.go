@@ -599,7 +599,7 @@ func TestCallCancelledByThePerson(t *testing.T) {
 		select {
 		case ev := <-sub.C():
 			if ev.Type == event.EvCallStarted && ev.Call != nil && ev.Call.Tool == "execute_code" {
-				if err := h.e.Calls().CancelCall(ev.Call.ID); err != nil {
+				if err := h.e.Calls().Cancel(ev.Call.ID); err != nil {
 					t.Fatal(err)
 				}
 				select {

@@ -78,7 +78,7 @@ const (
 )
 
 // observe is the receiving middleware that records every tool call with the
-// engine: BeginCall (which may hold it for approval or refuse it), the
+// engine: Begin (which may hold it for approval or refuse it), the
 // handler under the context CancelCall cancels, then the outcome.
 func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
@@ -109,7 +109,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		} else {
 			args = nil
 		}
-		start := calls.CallStart{
+		start := calls.Start{
 			ID:          c.id,
 			Session:     c.session,
 			Tool:        ctr.Params.Name,
@@ -119,9 +119,9 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			ResendOf:    resendOf(c.session, ctr),
 		}
 		// Whether it runs code; when someone watches, what it would do
-		// and how its arguments may be edited (approve.go).
+		// and how its arguments may be edited (held_calls.go).
 		s.approvalStart(&start, d, sent, args)
-		callCtx, finish, err := s.e.Calls().BeginCall(ctx, start)
+		callCtx, finish, err := s.e.Calls().Begin(ctx, start)
 		if err != nil {
 			// Refused (denied, paused too long, no workbench to approve):
 			// the call must not run. The engine has recorded the outcome.
@@ -159,7 +159,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			rewriteArgumentError(d, res)
 		}
 
-		outcome := calls.CallOutcome{
+		outcome := calls.Outcome{
 			Status:        status,
 			SchemaOK:      c.schemaOK,
 			SchemaProblem: c.schemaProblem,

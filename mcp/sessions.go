@@ -14,7 +14,7 @@ import (
 // the note another session reads on its next call.
 
 // textUnused is unuse_notebook's answer.
-func textUnused(u engine.Unused) string {
+func textUnused(u engine.Released) string {
 	text := fmt.Sprintf("Notebook '%s' unused successfully. Its kernel keeps running; use_notebook it again to continue.", u.Name)
 	if u.KernelShutDown {
 		text = fmt.Sprintf("Notebook '%s' unused successfully. Its kernel %s was shut down (this server started it and nothing else used it); use_notebook it again to continue on a fresh kernel.", u.Name, u.KernelID)
@@ -50,7 +50,7 @@ func textConnected(sw engine.ServerSwitch) string {
 }
 
 // whoseCurrent says whose current notebook a closed notebook was.
-func whoseCurrent(c engine.ClosedNotebook) string {
+func whoseCurrent(c engine.ClosedInSwitch) string {
 	var who []string
 	if c.Caller {
 		who = append(who, "this session")
@@ -81,7 +81,7 @@ func kernelFate(f engine.KernelFate) string {
 
 // noticeText is what a session reads on its next call after another
 // session closed its current notebook.
-func noticeText(n *engine.NotebookClosed) string {
+func noticeText(n *engine.ClosedNotice) string {
 	at := n.At.UTC().Format("15:04:05 UTC")
 	switch n.Cause {
 	case engine.ClosedBySwitch:

@@ -79,7 +79,7 @@ func TestOutsideEditNoticeInNextResult(t *testing.T) {
 	})
 	select {
 	case ev := <-sub.C():
-		if ev.Notebook == nil || len(ev.Notebook.Changes) != 2 {
+		if ev.Notebook == nil || len(ev.Notebook.ChangedCells) != 2 {
 			t.Fatalf("outside edit event %+v", ev.Notebook)
 		}
 	case <-time.After(60 * time.Second):

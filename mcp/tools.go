@@ -33,7 +33,7 @@ type toolDef struct {
 	// calls --approve execute holds.
 	runsCode bool
 	// preview, when set, is what a held call would do, in the engine's
-	// terms, from its arguments (approve.go).
+	// terms, from its arguments (held_calls.go).
 	preview func(args json.RawMessage) engine.PreviewRequest
 
 	input  *jsonschema.Schema

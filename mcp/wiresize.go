@@ -12,7 +12,7 @@ import (
 // workbench's stats show what a tool's results cost the agent's context.
 // The sizes are those of the JSON the client receives, counted without
 // encoding it a second time (the structured content is already encoded).
-func measureResult(o *calls.CallOutcome, res *sdk.CallToolResult) {
+func measureResult(o *calls.Outcome, res *sdk.CallToolResult) {
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case *sdk.TextContent:

@@ -47,7 +47,7 @@ func TestMeasureResult(t *testing.T) {
 		&sdk.ImageContent{Data: img, MIMEType: "image/png"},
 		&sdk.TextContent{Text: "second\n"},
 	}}
-	o := calls.CallOutcome{Structured: json.RawMessage(`{"kind":"outputs","result":["x"]}`)}
+	o := calls.Outcome{Structured: json.RawMessage(`{"kind":"outputs","result":["x"]}`)}
 	measureResult(&o, res)
 	want := 0
 	for _, c := range res.Content {

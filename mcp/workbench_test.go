@@ -87,7 +87,7 @@ func TestResendRunsAsTheWorkbenchSession(t *testing.T) {
 	}
 
 	// Pause and approval hold the agents' calls, not the person's own.
-	defer h.e.Calls().AttachUI()()
+	defer h.e.Calls().AttachWorkbench()()
 	h.e.Calls().SetApproval(calls.ApproveAll, time.Minute)
 	h.e.Calls().SetPaused(true)
 	if err := h.e.Calls().Resend(calls.Resend{Of: orig.ID, Tool: "execute_code", Args: json.RawMessage(`{"code": "2+2", "timeout": 30}`)}); err != nil {

@@ -29,11 +29,10 @@ type Backend interface {
 	CancelCall(id string) error
 	// SetPaused pauses or resumes admission of new calls.
 	SetPaused(paused bool) error
-	// Decide allows or denies a held call.
-	Decide(id string, allow bool) error
-	// Settle decides a held call with more to say: allow for the
-	// session, deny with a reason, allow with edited arguments.
-	Settle(id string, v calls.Verdict) error
+	// Decide allows or denies a held call, with more to say when the
+	// verdict has it: allow for the session, deny with a reason, allow
+	// with edited arguments.
+	Decide(id string, v calls.Verdict) error
 	// RevokeAllowed forgets the tools allowed for a session.
 	RevokeAllowed() error
 	// Undo reverts what a finished call changed in a notebook; the error

@@ -46,7 +46,7 @@ type fakeBackend struct {
 	paused     []bool
 	decisions  []string
 	verdicts   []string
-	settleErr  error // what Settle answers
+	settleErr  error // what Decide answers a verdict with more to say
 	revokes    int
 	undos      []string
 	undoErr    error // what Undo answers
@@ -87,20 +87,20 @@ func (f *fakeBackend) SetPaused(p bool) error {
 	f.paused = append(f.paused, p)
 	return nil
 }
-func (f *fakeBackend) Decide(id string, allow bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	verdict := "deny"
-	if allow {
-		verdict = "allow"
-	}
-	f.decisions = append(f.decisions, id+":"+verdict)
-	return nil
-}
 
-func (f *fakeBackend) Settle(id string, v calls.Verdict) error {
+// Decide keeps a plain allow or deny in decisions, a verdict with more to
+// say in verdicts (and answers settleErr).
+func (f *fakeBackend) Decide(id string, v calls.Verdict) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if v.Plain() {
+		verdict := "deny"
+		if v.Allow {
+			verdict = "allow"
+		}
+		f.decisions = append(f.decisions, id+":"+verdict)
+		return nil
+	}
 	f.verdicts = append(f.verdicts, id+":"+verdictString(v))
 	return f.settleErr
 }

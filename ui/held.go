@@ -185,7 +185,7 @@ func jsonProblem(text string) string {
 func (m Model) settleCmd(callID string, v calls.Verdict, what string) tea.Cmd {
 	b := m.backend
 	return func() tea.Msg {
-		return settledMsg{callID: callID, what: what, edit: v.Args != nil, err: b.Settle(callID, v)}
+		return settledMsg{callID: callID, what: what, edit: v.Args != nil, err: b.Decide(callID, v)}
 	}
 }
 

@@ -519,7 +519,7 @@ func (m Model) decideCmd(callID string, allow bool) tea.Cmd {
 	if allow {
 		what = "allowed call " + callID
 	}
-	return func() tea.Msg { return actionDoneMsg{what, b.Decide(callID, allow)} }
+	return func() tea.Msg { return actionDoneMsg{what, b.Decide(callID, calls.Verdict{Allow: allow})} }
 }
 
 func (m Model) copyTokenCmd() tea.Cmd {

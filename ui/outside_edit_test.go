@@ -17,8 +17,8 @@ func TestOutsideEditShown(t *testing.T) {
 	last := evs[len(evs)-1]
 	at := last.Time.Add(time.Second)
 	evs = append(evs, event.Event{Seq: last.Seq + 1, Time: at, Type: event.EvNotebookOutsideEdit,
-		Notebook: &event.NotebookEvent{Name: "sales", Path: "sales.ipynb", At: at, Changes: []event.CellChange{
-			{ID: "e5f6a7b8", Index: 1, Change: event.CellEdited}, {ID: "ffee0011", Index: 3, Change: event.CellAdded},
+		Notebook: &event.NotebookEvent{Name: "sales", Path: "sales.ipynb", At: at, ChangedCells: []event.ChangedCell{
+			{ID: "e5f6a7b8", Index: 1, How: event.CellEdited}, {ID: "ffee0011", Index: 3, How: event.CellAdded},
 		}}})
 	src := observe.NewState(nil)
 	for _, ev := range evs {

@@ -186,15 +186,15 @@ func sanitizeNotebook(n *event.NotebookEvent) *event.NotebookEvent {
 		}
 	}
 	changesCopied := false
-	for i, c := range nn.Changes {
-		kind := string(c.Change)
+	for i, c := range nn.ChangedCells {
+		kind := string(c.How)
 		if cleanStrings(&c.ID, &kind) {
-			c.Change = event.CellChangeKind(kind)
+			c.How = event.HowChanged(kind)
 			if !changesCopied {
-				nn.Changes = append([]event.CellChange(nil), nn.Changes...)
+				nn.ChangedCells = append([]event.ChangedCell(nil), nn.ChangedCells...)
 				changesCopied = true
 			}
-			nn.Changes[i], changed = c, true
+			nn.ChangedCells[i], changed = c, true
 		}
 	}
 	cellsCopied := false

@@ -115,7 +115,7 @@ func everyPayload(t testing.TB) event.Event {
 		Call: &event.CallEvent{Args: json.RawMessage(`{"k":"v"}`), Structured: json.RawMessage(`{"k":["v"]}`), Meta: json.RawMessage(`{"k":{"k":"v"}}`),
 			Preview: &event.CallPreview{Cells: []event.PreviewCell{{}, {}}, Facts: []string{"a", "b"}}},
 		Session: &event.SessionEvent{},
-		Notebook: &event.NotebookEvent{CellIDs: []string{"a", "b"}, Changes: []event.CellChange{{}, {}}, Cells: []event.CellSnapshot{
+		Notebook: &event.NotebookEvent{CellIDs: []string{"a", "b"}, ChangedCells: []event.ChangedCell{{}, {}}, Cells: []event.CellSnapshot{
 			{Outputs: []event.OutputSnapshot{{Cut: &output.Cut{}}, {Cut: &output.Cut{}}}},
 			{Outputs: []event.OutputSnapshot{{Cut: &output.Cut{}}}}}},
 		Exec:    &event.ExecEvent{Output: &event.OutputSnapshot{Cut: &output.Cut{}}},

@@ -59,12 +59,12 @@ func TestCallApprovalThroughClient(t *testing.T) {
 		{"no answer in time", 40 * time.Millisecond, nil, nil,
 			"the person using host-x 2.0 did not answer the request to approve this call to delete_cell within 40ms, so it was not run"},
 		{"a workbench attached meanwhile decides", 0, nil, func(h *callHarness) {
-			defer h.e.AttachUI()()
-			if err := h.e.Decide("x", true); err != nil {
+			defer h.e.AttachWorkbench()()
+			if err := h.e.Decide("x", Verdict{Allow: true}); err != nil {
 				panic(err)
 			}
 		}, ""},
-		{"cancelled in the workbench", 0, nil, func(h *callHarness) { _ = h.e.CancelCall("x") }, "cancelled in the workbench"},
+		{"cancelled in the workbench", 0, nil, func(h *callHarness) { _ = h.e.Cancel("x") }, "cancelled in the workbench"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestCallApprovalThroughClient(t *testing.T) {
 			}})
 			h.e.SetApproval(ApproveDestructive, tt.timeout)
 			stub := newAskStub()
-			res := h.beginAsync(context.Background(), CallStart{ID: "x", Session: "s1", Tool: "delete_cell", Destructive: true, Ask: stub.ask})
+			res := h.beginAsync(context.Background(), Start{ID: "x", Session: "s1", Tool: "delete_cell", Destructive: true, Ask: stub.ask})
 			held := h.next(t, event.EvCallHeld).Call
 			if held.Status != event.CallHeld || held.Progress != "waiting for approval from the person using host-x 2.0, asked through their MCP client" {
 				t.Errorf("held = %+v", held)
@@ -110,7 +110,7 @@ func TestCallApprovalThroughClient(t *testing.T) {
 				if p := h.next(t, event.EvCallProgress).Call; p.Status != event.CallRunning || p.Progress != "allowed" {
 					t.Errorf("after approval: %+v", p)
 				}
-				r.finish(CallOutcome{Text: "done"})
+				r.finish(Outcome{Text: "done"})
 				if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallOK {
 					t.Errorf("finished %+v", f)
 				}
@@ -136,7 +136,7 @@ func TestCallApprovalWithoutAskOrHold(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.SetApproval(ApproveDestructive, time.Hour)
-	r := wait(t, h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "delete_cell", Destructive: true}))
+	r := wait(t, h.beginAsync(context.Background(), Start{ID: "x", Tool: "delete_cell", Destructive: true}))
 	if !errors.Is(r.err, errNoApprover) || !strings.Contains(r.err.Error(), "no workbench is attached") ||
 		!strings.Contains(r.err.Error(), "does not support elicitation") {
 		t.Fatalf("BeginCall = %v", r.err)
@@ -146,11 +146,11 @@ func TestCallApprovalWithoutAskOrHold(t *testing.T) {
 	}
 
 	stub := newAskStub()
-	r = wait(t, h.beginAsync(context.Background(), CallStart{ID: "y", Tool: "read_cell", Ask: stub.ask}))
+	r = wait(t, h.beginAsync(context.Background(), Start{ID: "y", Tool: "read_cell", Ask: stub.ask}))
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	r.finish(CallOutcome{})
+	r.finish(Outcome{})
 	select {
 	case <-stub.asked:
 		t.Error("a call that is not held was asked about")
@@ -165,10 +165,10 @@ func TestDetachLeavesClientAskedCalls(t *testing.T) {
 	h := newCallHarness(t)
 	h.e.SetApproval(ApproveAll, time.Hour)
 	stub := newAskStub()
-	res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "t", Ask: stub.ask})
+	res := h.beginAsync(context.Background(), Start{ID: "x", Tool: "t", Ask: stub.ask})
 	h.next(t, event.EvCallHeld)
 	<-stub.asked
-	h.e.AttachUI()()
+	h.e.AttachWorkbench()()
 	select {
 	case r := <-res:
 		t.Fatalf("the call was settled by a workbench detaching: %v", r.err)
@@ -179,7 +179,7 @@ func TestDetachLeavesClientAskedCalls(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	r.finish(CallOutcome{})
+	r.finish(Outcome{})
 }
 
 // The client's own cancellation while it is asked ends the call as
@@ -190,7 +190,7 @@ func TestClientCancelWhileAsked(t *testing.T) {
 	h.e.SetApproval(ApproveAll, time.Hour)
 	stub := newAskStub()
 	ctx, cancel := context.WithCancel(context.Background())
-	res := h.beginAsync(ctx, CallStart{ID: "x", Tool: "t", Ask: stub.ask})
+	res := h.beginAsync(ctx, Start{ID: "x", Tool: "t", Ask: stub.ask})
 	<-stub.asked
 	cancel()
 	r := wait(t, res)

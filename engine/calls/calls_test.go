@@ -68,15 +68,15 @@ func (h *callHarness) none(t *testing.T, types ...event.EventType) {
 
 type beginResult struct {
 	ctx    context.Context
-	finish func(CallOutcome)
+	finish func(Outcome)
 	err    error
 }
 
-// beginAsync runs BeginCall in a goroutine since it may block.
-func (h *callHarness) beginAsync(ctx context.Context, c CallStart) <-chan beginResult {
+// beginAsync runs Begin in a goroutine since it may block.
+func (h *callHarness) beginAsync(ctx context.Context, c Start) <-chan beginResult {
 	ch := make(chan beginResult, 1)
 	go func() {
-		cctx, finish, err := h.e.BeginCall(ctx, c)
+		cctx, finish, err := h.e.Begin(ctx, c)
 		ch <- beginResult{cctx, finish, err}
 	}()
 	return ch
@@ -97,7 +97,7 @@ func TestCallLifecycle(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	args := json.RawMessage(`{"cell_index":1}`)
-	ctx, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "c1", Session: "s1", Tool: "read_cell", Args: args})
+	ctx, finish, err := h.e.Begin(context.Background(), Start{ID: "c1", Session: "s1", Tool: "read_cell", Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,20 +106,20 @@ func TestCallLifecycle(t *testing.T) {
 		started.Status != event.CallRunning || started.Started.IsZero() {
 		t.Errorf("started = %+v", started)
 	}
-	h.e.CallProgress("c1", "halfway")
+	h.e.Progress("c1", "halfway")
 	if p := h.next(t, event.EvCallProgress).Call; p.Progress != "halfway" || p.Status != event.CallRunning || p.Tool != "read_cell" {
 		t.Errorf("progress = %+v", p)
 	}
-	h.e.CallProgress("unknown", "ignored")
+	h.e.Progress("unknown", "ignored")
 
 	time.Sleep(2 * time.Millisecond)
 	ok := true
-	out := CallOutcome{
+	out := Outcome{
 		Text: "text", Structured: json.RawMessage(`{"kind":"x"}`), Meta: json.RawMessage(`{"m":1}`),
 		SchemaOK: &ok, SchemaProblem: "none", CellID: "abc", Notebook: "nb", Images: 2,
 	}
 	finish(out)
-	finish(CallOutcome{Text: "second"}) // ignored
+	finish(Outcome{Text: "second"}) // ignored
 	f := h.next(t, event.EvCallFinished).Call
 	if f.Status != event.CallOK || f.Text != "text" || string(f.Structured) != `{"kind":"x"}` || string(f.Meta) != `{"m":1}` ||
 		f.SchemaOK == nil || !*f.SchemaOK || f.SchemaProblem != "none" || f.CellID != "abc" || f.Notebook != "nb" ||
@@ -130,7 +130,7 @@ func TestCallLifecycle(t *testing.T) {
 	if ctx.Err() == nil {
 		t.Error("the call context is still live after finish")
 	}
-	if err := h.e.CancelCall("c1"); err == nil || !isUserError(err) {
+	if err := h.e.Cancel("c1"); err == nil || !isUserError(err) {
 		t.Errorf("CancelCall of a finished call = %v, want a UserError", err)
 	}
 }
@@ -140,25 +140,25 @@ func TestCallFinishStatus(t *testing.T) {
 	tests := []struct {
 		name   string
 		cancel bool
-		out    CallOutcome
+		out    Outcome
 		want   event.CallStatus
 	}{
-		{"ok", false, CallOutcome{}, event.CallOK},
-		{"tool error", false, CallOutcome{IsError: true}, event.CallError},
-		{"protocol error", false, CallOutcome{Error: "boom"}, event.CallError},
-		{"explicit", false, CallOutcome{Status: event.CallDenied}, event.CallDenied},
-		{"cancelled in workbench", true, CallOutcome{Error: "context canceled"}, event.CallCancelled},
+		{"ok", false, Outcome{}, event.CallOK},
+		{"tool error", false, Outcome{IsError: true}, event.CallError},
+		{"protocol error", false, Outcome{Error: "boom"}, event.CallError},
+		{"explicit", false, Outcome{Status: event.CallDenied}, event.CallDenied},
+		{"cancelled in workbench", true, Outcome{Error: "context canceled"}, event.CallCancelled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newCallHarness(t)
-			ctx, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "c", Tool: "t"})
+			ctx, finish, err := h.e.Begin(context.Background(), Start{ID: "c", Tool: "t"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tt.cancel {
-				if err := h.e.CancelCall("c"); err != nil {
+				if err := h.e.Cancel("c"); err != nil {
 					t.Fatal(err)
 				}
 				<-ctx.Done()
@@ -177,23 +177,23 @@ func TestCallFinishStatus(t *testing.T) {
 func TestCallIDs(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
-	if _, _, err := h.e.BeginCall(context.Background(), CallStart{Tool: "t"}); err == nil {
+	if _, _, err := h.e.Begin(context.Background(), Start{Tool: "t"}); err == nil {
 		t.Error("a call without id was accepted")
 	}
-	_, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "a", Tool: "t"})
+	_, finish, err := h.e.Begin(context.Background(), Start{ID: "a", Tool: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := h.e.BeginCall(context.Background(), CallStart{ID: "a", Tool: "t"}); err == nil {
+	if _, _, err := h.e.Begin(context.Background(), Start{ID: "a", Tool: "t"}); err == nil {
 		t.Error("a second call with the same id was accepted")
 	}
-	finish(CallOutcome{})
-	if _, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "a", Tool: "t"}); err != nil {
+	finish(Outcome{})
+	if _, finish, err := h.e.Begin(context.Background(), Start{ID: "a", Tool: "t"}); err != nil {
 		t.Errorf("an id could not be reused after finish: %v", err)
 	} else {
-		finish(CallOutcome{})
+		finish(Outcome{})
 	}
-	if err := h.e.CancelCall("nope"); !isUserError(err) {
+	if err := h.e.Cancel("nope"); !isUserError(err) {
 		t.Errorf("CancelCall(unknown) = %v", err)
 	}
 }
@@ -207,7 +207,7 @@ func TestCallPause(t *testing.T) {
 		status  event.CallStatus // of EvCallFinished when refused
 	}{
 		{"resume", func(h *callHarness, _ context.CancelFunc) { h.e.SetPaused(false) }, nil, ""},
-		{"cancelled in workbench", func(h *callHarness, _ context.CancelFunc) { _ = h.e.CancelCall("p") },
+		{"cancelled in workbench", func(h *callHarness, _ context.CancelFunc) { _ = h.e.Cancel("p") },
 			func(err error) bool { return isUserError(err) && strings.Contains(err.Error(), "cancelled") }, event.CallCancelled},
 		{"client gave up", func(_ *callHarness, cancel context.CancelFunc) { cancel() },
 			func(err error) bool { return errors.Is(err, context.Canceled) }, event.CallCancelled},
@@ -221,12 +221,12 @@ func TestCallPause(t *testing.T) {
 			if st := h.next(t, event.EvServerState).Server; !st.Paused || st.ApprovalMode != ApproveOff {
 				t.Errorf("state = %+v", st)
 			}
-			if !h.e.ServerState().Paused {
+			if !h.e.State().Paused {
 				t.Error("ServerState does not say paused")
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			res := h.beginAsync(ctx, CallStart{ID: "p", Tool: "insert_cell"})
+			res := h.beginAsync(ctx, Start{ID: "p", Tool: "insert_cell"})
 			h.next(t, event.EvCallStarted)
 			if held := h.next(t, event.EvCallHeld).Call; held.Status != event.CallHeld || !strings.Contains(held.Progress, "paused") {
 				t.Errorf("held = %+v", held)
@@ -245,7 +245,7 @@ func TestCallPause(t *testing.T) {
 				if p := h.next(t, event.EvCallProgress).Call; p.Status != event.CallRunning || p.Progress != "resumed" {
 					t.Errorf("after resume: %+v", p)
 				}
-				r.finish(CallOutcome{})
+				r.finish(Outcome{})
 				if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallOK {
 					t.Errorf("finished %+v", f)
 				}
@@ -254,7 +254,7 @@ func TestCallPause(t *testing.T) {
 			if !tt.wantErr(r.err) {
 				t.Fatalf("BeginCall error = %v", r.err)
 			}
-			r.finish(CallOutcome{}) // a no-op after a refusal
+			r.finish(Outcome{}) // a no-op after a refusal
 			if f := h.next(t, event.EvCallFinished).Call; f.Status != tt.status || f.Error == "" {
 				t.Errorf("finished %+v", f)
 			}
@@ -268,7 +268,7 @@ func TestCallApproval(t *testing.T) {
 	type step func(t *testing.T, h *callHarness)
 	decide := func(allow bool) step {
 		return func(t *testing.T, h *callHarness) {
-			if err := h.e.Decide("x", allow); err != nil {
+			if err := h.e.Decide("x", Verdict{Allow: allow}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -296,7 +296,7 @@ func TestCallApproval(t *testing.T) {
 		{"mode switched to destructive lets a read run", ApproveAll, 0, false, true, true,
 			func(t *testing.T, h *callHarness) { h.e.SetApproval(ApproveDestructive, 0) }, ""},
 		{"cancel while held", ApproveAll, 0, false, true, true,
-			func(t *testing.T, h *callHarness) { _ = h.e.CancelCall("x") }, "cancelled in the workbench"},
+			func(t *testing.T, h *callHarness) { _ = h.e.Cancel("x") }, "cancelled in the workbench"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -307,9 +307,9 @@ func TestCallApproval(t *testing.T) {
 				t.Errorf("state = %+v", st)
 			}
 			if tt.ui {
-				defer h.e.AttachUI()()
+				defer h.e.AttachWorkbench()()
 			}
-			res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "delete_cell", Destructive: tt.destructive})
+			res := h.beginAsync(context.Background(), Start{ID: "x", Tool: "delete_cell", Destructive: tt.destructive})
 			h.next(t, event.EvCallStarted)
 			if tt.held {
 				held := h.next(t, event.EvCallHeld).Call
@@ -332,7 +332,7 @@ func TestCallApproval(t *testing.T) {
 				} else {
 					h.none(t, event.EvCallHeld)
 				}
-				r.finish(CallOutcome{Text: "done"})
+				r.finish(Outcome{Text: "done"})
 				if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallOK || f.Text != "done" {
 					t.Errorf("finished %+v", f)
 				}
@@ -353,7 +353,7 @@ func TestCallApproval(t *testing.T) {
 			if f.Status != want || f.Error != r.err.Error() {
 				t.Errorf("finished %+v, want status %s", f, want)
 			}
-			if err := h.e.Decide("x", true); err == nil {
+			if err := h.e.Decide("x", Verdict{Allow: true}); err == nil {
 				t.Error("Decide on a finished call succeeded")
 			}
 		})
@@ -364,9 +364,9 @@ func TestDetachDeniesHeldCalls(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.SetApproval(ApproveAll, time.Hour)
-	detach1 := h.e.AttachUI()
-	detach2 := h.e.AttachUI()
-	res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "t"})
+	detach1 := h.e.AttachWorkbench()
+	detach2 := h.e.AttachWorkbench()
+	res := h.beginAsync(context.Background(), Start{ID: "x", Tool: "t"})
 	h.next(t, event.EvCallHeld)
 	detach1()
 	detach1() // once only: the second workbench still counts
@@ -384,15 +384,15 @@ func TestDetachDeniesHeldCalls(t *testing.T) {
 func TestDecideErrors(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
-	if err := h.e.Decide("nope", true); !isUserError(err) {
+	if err := h.e.Decide("nope", Verdict{Allow: true}); !isUserError(err) {
 		t.Errorf("Decide(unknown) = %v", err)
 	}
-	_, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "running", Tool: "t"})
+	_, finish, err := h.e.Begin(context.Background(), Start{ID: "running", Tool: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer finish(CallOutcome{})
-	if err := h.e.Decide("running", true); !isUserError(err) {
+	defer finish(Outcome{})
+	if err := h.e.Decide("running", Verdict{Allow: true}); !isUserError(err) {
 		t.Errorf("Decide on a call not held = %v", err)
 	}
 	if got := h.e.ApprovalTimeout(); got != DefaultApprovalTimeout {

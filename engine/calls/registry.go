@@ -31,8 +31,8 @@ const (
 	ApproveAll         = "all"
 )
 
-// CallStart describes a tool call as it arrives.
-type CallStart struct {
+// Start describes a tool call as it arrives.
+type Start struct {
 	ID          string // unique per call (the observer makes one)
 	Session     string
 	Tool        string
@@ -72,8 +72,8 @@ type ClientAnswer struct {
 	Reason    string // their words, when they gave any
 }
 
-// CallOutcome describes how a call ended. It is published as EvCallFinished.
-type CallOutcome struct {
+// Outcome describes how a call ended. It is published as EvCallFinished.
+type Outcome struct {
 	Status        event.CallStatus
 	Text          string
 	Structured    json.RawMessage
@@ -95,7 +95,7 @@ type CallOutcome struct {
 const DefaultApprovalTimeout = 2 * time.Minute
 
 // errCancelledInWorkbench is the cause of a call context cancelled by
-// CancelCall, so that whoever runs the call can tell the agent why.
+// Cancel, so that whoever runs the call can tell the agent why.
 var errCancelledInWorkbench = &Refusal{Msg: "the call was cancelled in the workbench by the person supervising this server"}
 
 // errNoWorkbench refuses a call that needs approval when no one can give it.
@@ -153,7 +153,7 @@ type call struct {
 	cancel   context.CancelCauseFunc
 	status   event.CallStatus
 	approval chan decision // set while held for approval
-	ask      AskClient     // asks the person at the client (CallStart.Ask)
+	ask      AskClient     // asks the person at the client (Start.Ask)
 	client   string        // the calling client's name, for the texts
 	asking   bool          // held while the client is asked, not a workbench
 
@@ -184,6 +184,9 @@ type Verdict struct {
 	// leaves the call held and returns the checker's error.
 	Args json.RawMessage `json:"args,omitempty"`
 }
+
+// Plain reports whether v only allows or denies, with nothing more to say.
+func (v Verdict) Plain() bool { return !v.ForSession && v.Reason == "" && v.Args == nil }
 
 // New returns an empty registry publishing on bus.
 func New(bus *event.Bus, opts Options) *Registry {
@@ -248,21 +251,21 @@ func (r *Registry) publishState() {
 	r.bus.Publish(event.Event{Type: event.EvServerState, Server: &st})
 }
 
-// BeginCall registers a call: it publishes EvCallStarted, waits while new
+// Begin registers a call: it publishes EvCallStarted, waits while new
 // calls are paused or while the call is held for approval (publishing
-// EvCallHeld), and returns a context that CancelCall cancels, and a finish
+// EvCallHeld), and returns a context that Cancel cancels, and a finish
 // function to call exactly once with the outcome. A denied call (or one whose
 // approval timed out, or that needs approval with no workbench attached)
 // returns an error (a *UserError saying so) and must not run.
 //
 // When a held call is let through, EvCallProgress with status running says
-// so. When BeginCall returns an error, the call has already been finished
+// so. When Begin returns an error, the call has already been finished
 // (EvCallFinished with status denied or cancelled) and the returned finish
-// does nothing. A call cancelled by CancelCall while it runs has a context
+// does nothing. A call cancelled by Cancel while it runs has a context
 // whose cause (context.Cause) is a *UserError saying so.
-func (r *Registry) BeginCall(ctx context.Context, c CallStart) (context.Context, func(CallOutcome), error) {
+func (r *Registry) Begin(ctx context.Context, c Start) (context.Context, func(Outcome), error) {
 	if c.ID == "" {
-		return ctx, func(CallOutcome) {}, errors.New("BeginCall: the call has no id")
+		return ctx, func(Outcome) {}, errors.New("BeginCall: the call has no id")
 	}
 	started := time.Now()
 	// The call's changes to notebooks are kept under its identity, to be
@@ -295,14 +298,14 @@ func (r *Registry) BeginCall(ctx context.Context, c CallStart) (context.Context,
 	if _, dup := r.calls[c.ID]; dup {
 		r.mu.Unlock()
 		cancel(nil)
-		return ctx, func(CallOutcome) {}, fmt.Errorf("BeginCall: a call with id %q is already registered", c.ID)
+		return ctx, func(Outcome) {}, fmt.Errorf("BeginCall: a call with id %q is already registered", c.ID)
 	}
 	r.calls[c.ID] = cl
 	r.mu.Unlock()
 	r.publishCall(event.EvCallStarted, cl.info)
 
 	var once sync.Once
-	finish := func(o CallOutcome) {
+	finish := func(o Outcome) {
 		once.Do(func() { r.finish(cl, o) })
 	}
 	if err := r.admit(cctx, cl); err != nil {
@@ -310,8 +313,8 @@ func (r *Registry) BeginCall(ctx context.Context, c CallStart) (context.Context,
 		if !errors.Is(err, errNoWorkbench) && !errors.Is(err, errNoApprover) && cctx.Err() != nil {
 			st = event.CallCancelled
 		}
-		finish(CallOutcome{Status: st, Error: err.Error()})
-		return cctx, func(CallOutcome) {}, err
+		finish(Outcome{Status: st, Error: err.Error()})
+		return cctx, func(Outcome) {}, err
 	}
 	r.mu.Lock()
 	edited := cl.edited
@@ -325,7 +328,7 @@ func (r *Registry) BeginCall(ctx context.Context, c CallStart) (context.Context,
 type editedKey struct{}
 
 // EditedArgs returns the arguments a person edited before allowing the
-// call whose context (from BeginCall) is ctx, as the call's checker
+// call whose context (from Begin) is ctx, as the call's checker
 // returned them; ok is false when the call runs as it came.
 func EditedArgs(ctx context.Context) (args json.RawMessage, ok bool) {
 	args, ok = ctx.Value(editedKey{}).(json.RawMessage)
@@ -514,7 +517,7 @@ func (r *Registry) progress(cl *call, note string) {
 }
 
 // finish publishes the outcome and forgets the call.
-func (r *Registry) finish(cl *call, o CallOutcome) {
+func (r *Registry) finish(cl *call, o Outcome) {
 	r.mu.Lock()
 	delete(r.calls, cl.info.ID)
 	r.mu.Unlock()
@@ -552,7 +555,7 @@ func (r *Registry) finish(cl *call, o CallOutcome) {
 }
 
 // CallProgress publishes a progress note for a running call.
-func (r *Registry) CallProgress(id, note string) {
+func (r *Registry) Progress(id, note string) {
 	r.mu.Lock()
 	cl, ok := r.calls[id]
 	r.mu.Unlock()
@@ -561,8 +564,8 @@ func (r *Registry) CallProgress(id, note string) {
 	}
 }
 
-// CancelCall cancels a running or held call (a human action).
-func (r *Registry) CancelCall(id string) error {
+// Cancel cancels a running or held call (a human action).
+func (r *Registry) Cancel(id string) error {
 	r.mu.Lock()
 	cl, ok := r.calls[id]
 	r.mu.Unlock()
@@ -614,18 +617,15 @@ func (r *Registry) SetApproval(mode string, timeout time.Duration) {
 	r.publishState()
 }
 
-// Decide allows or denies a held call.
-func (r *Registry) Decide(id string, allow bool) error {
-	return r.Settle(id, Verdict{Allow: allow})
-}
-
 // maxReason bounds a person's reason for a denial.
 const maxReason = 1000
 
-// Settle decides a held call as v says (see Verdict). Edited arguments are
-// checked before anything is decided: when the checker rejects them the
-// call stays held and the error says why.
-func (r *Registry) Settle(id string, v Verdict) error {
+// Decide decides a held call as v says: allow or deny it, and with it
+// allow the tool for the session, give the person's reason, or run it with
+// arguments the person edited (see Verdict). Edited arguments are checked
+// before anything is decided: when the checker rejects them the call stays
+// held and the error says why.
+func (r *Registry) Decide(id string, v Verdict) error {
 	r.mu.Lock()
 	cl, ok := r.calls[id]
 	if !ok || cl.approval == nil {
@@ -699,10 +699,10 @@ func (r *Registry) RevokeAllowed() {
 	}
 }
 
-// AttachUI records that a workbench is watching (approval needs one); the
+// AttachWorkbench records that a workbench is watching (approval needs one); the
 // returned function detaches it. When the last workbench detaches, calls
 // held for approval are denied since no one is left to decide.
-func (r *Registry) AttachUI() (detach func()) {
+func (r *Registry) AttachWorkbench() (detach func()) {
 	r.mu.Lock()
 	r.uis++
 	r.mu.Unlock()
@@ -733,9 +733,9 @@ func (r *Registry) AttachUI() (detach func()) {
 	}
 }
 
-// ServerState returns the pause and approval state as last published in
+// State returns the pause and approval state as last published in
 // EvServerState, for a workbench that starts watching late.
-func (r *Registry) ServerState() event.ServerEvent {
+func (r *Registry) State() event.ServerEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.stateLocked()

@@ -26,7 +26,7 @@ const WorkbenchSession = "workbench"
 // WorkbenchCaller makes tool calls as the workbench's own MCP session.
 type WorkbenchCaller interface {
 	// Checker returns the checker of arguments for tool (against its input
-	// schema), of the same kind as CallStart.Check: it returns the
+	// schema), of the same kind as Start.Check: it returns the
 	// arguments as the call gets them, or why they are refused. It
 	// returns nil when there is no such tool.
 	Checker(tool string) func(args json.RawMessage) (json.RawMessage, error)

@@ -18,7 +18,8 @@ type EventType string
 
 // Event types published on the bus.
 const (
-	// Calls (published by the MCP call observer through BeginCall).
+	// Calls (published by the MCP call observer, through the call
+	// registry's Begin).
 	EvCallStarted  EventType = "call.started"
 	EvCallProgress EventType = "call.progress"
 	EvCallFinished EventType = "call.finished"
@@ -181,9 +182,9 @@ type NotebookEvent struct {
 
 	// EvNotebookOutsideEdit: what changed, cell by cell, when the file was
 	// last modified, and whether the notebook's own metadata changed.
-	Changes         []CellChange `json:"changes,omitempty"`
-	MetadataChanged bool         `json:"metadataChanged,omitempty"`
-	At              time.Time    `json:"at,omitzero"`
+	ChangedCells    []ChangedCell `json:"changes,omitempty"`
+	MetadataChanged bool          `json:"metadataChanged,omitempty"`
+	At              time.Time     `json:"at,omitzero"`
 }
 
 // CellSnapshot is a copy of one cell for observers. Outputs beyond a bound are

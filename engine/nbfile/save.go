@@ -122,8 +122,8 @@ func canonicalJSON(nb *notebook.Notebook) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// SaveUndoneError: every save of a change was undone by the server before
-// it answered (see saveKept).
+// SaveUndoneError reports that every save of a change was undone by the
+// server before it answered (see saveKept).
 type SaveUndoneError struct {
 	Notebook, Path string
 	Attempts       int

@@ -58,11 +58,10 @@ type feedEngine interface {
 	InterruptKernel(ctx context.Context, kernelID string) error
 	CancelCall(id string) error
 	SetPaused(paused bool)
-	Decide(id string, allow bool) error
-	Settle(id string, v calls.Verdict) error
+	Decide(id string, v calls.Verdict) error
 	RevokeAllowed()
-	Undo(ctx context.Context, callID string) (undo.UndoResult, error)
-	AttachUI() (detach func())
+	Undo(ctx context.Context, callID string) (undo.Result, error)
+	AttachWorkbench() (detach func())
 }
 
 // feedClientBuffer bounds what is queued for one attached workbench; past
@@ -112,13 +111,12 @@ type engineActions struct{ e Engine }
 func (a engineActions) InterruptKernel(ctx context.Context, kernelID string) error {
 	return a.e.InterruptKernel(ctx, kernelID)
 }
-func (a engineActions) CancelCall(id string) error              { return a.e.Calls().CancelCall(id) }
+func (a engineActions) CancelCall(id string) error              { return a.e.Calls().Cancel(id) }
 func (a engineActions) SetPaused(paused bool)                   { a.e.Calls().SetPaused(paused) }
-func (a engineActions) Decide(id string, allow bool) error      { return a.e.Calls().Decide(id, allow) }
-func (a engineActions) Settle(id string, v calls.Verdict) error { return a.e.Calls().Settle(id, v) }
+func (a engineActions) Decide(id string, v calls.Verdict) error { return a.e.Calls().Decide(id, v) }
 func (a engineActions) RevokeAllowed()                          { a.e.Calls().RevokeAllowed() }
-func (a engineActions) AttachUI() (detach func())               { return a.e.Calls().AttachUI() }
-func (a engineActions) Undo(ctx context.Context, callID string) (undo.UndoResult, error) {
+func (a engineActions) AttachWorkbench() (detach func())        { return a.e.Calls().AttachWorkbench() }
+func (a engineActions) Undo(ctx context.Context, callID string) (undo.Result, error) {
 	return a.e.Undo(ctx, callID)
 }
 
@@ -216,7 +214,7 @@ func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 	}()
 
-	detach := f.eng.AttachUI()
+	detach := f.eng.AttachWorkbench()
 	defer detach()
 
 	// One writer: gorilla connections take one concurrent writer.
@@ -296,12 +294,12 @@ func (f *Feed) act(a feedAction) error {
 		f.eng.SetPaused(a.Action == "pause")
 		return nil
 	case "decide":
-		return f.eng.Decide(a.ID, a.Allow)
+		return f.eng.Decide(a.ID, calls.Verdict{Allow: a.Allow})
 	case "settle":
 		if a.Verdict == nil {
 			return fmt.Errorf("settle without a verdict")
 		}
-		return f.eng.Settle(a.ID, *a.Verdict)
+		return f.eng.Decide(a.ID, *a.Verdict)
 	case "revoke":
 		f.eng.RevokeAllowed()
 		return nil
@@ -486,11 +484,12 @@ func (r *RemoteSource) SetPaused(paused bool) error {
 	return r.doTimeout(a)
 }
 
-func (r *RemoteSource) Decide(id string, allow bool) error {
-	return r.doTimeout(feedAction{Action: "decide", ID: id, Allow: allow})
-}
-
-func (r *RemoteSource) Settle(id string, v calls.Verdict) error {
+// Decide sends a plain allow or deny as "decide", anything more as
+// "settle" with the verdict.
+func (r *RemoteSource) Decide(id string, v calls.Verdict) error {
+	if v.Plain() {
+		return r.doTimeout(feedAction{Action: "decide", ID: id, Allow: v.Allow})
+	}
 	return r.doTimeout(feedAction{Action: "settle", ID: id, Verdict: &v})
 }
 

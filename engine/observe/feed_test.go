@@ -49,27 +49,26 @@ func (f *fakeEngine) SetPaused(p bool) {
 		f.record("resume")
 	}
 }
-func (f *fakeEngine) Decide(id string, allow bool) error {
-	if allow {
+func (f *fakeEngine) Decide(id string, v calls.Verdict) error {
+	switch {
+	case !v.Plain():
+		f.record(fmt.Sprintf("settle %s allow=%v session=%v reason=%q args=%s", id, v.Allow, v.ForSession, v.Reason, v.Args))
+	case v.Allow:
 		f.record("allow " + id)
-	} else {
+	default:
 		f.record("deny " + id)
 	}
 	return nil
 }
-func (f *fakeEngine) Settle(id string, v calls.Verdict) error {
-	f.record(fmt.Sprintf("settle %s allow=%v session=%v reason=%q args=%s", id, v.Allow, v.ForSession, v.Reason, v.Args))
-	return nil
-}
 func (f *fakeEngine) RevokeAllowed() { f.record("revoke") }
-func (f *fakeEngine) Undo(_ context.Context, id string) (undo.UndoResult, error) {
+func (f *fakeEngine) Undo(_ context.Context, id string) (undo.Result, error) {
 	f.record("undo " + id)
 	if id == "c3" {
-		return undo.UndoResult{}, errors.New("cell 7cb73ed2 was changed by edit_cell_source at 14:32:10 (the person) after this call; undo that first")
+		return undo.Result{}, errors.New("cell 7cb73ed2 was changed by edit_cell_source at 14:32:10 (the person) after this call; undo that first")
 	}
-	return undo.UndoResult{ID: "undo-1", Of: id}, nil
+	return undo.Result{ID: "undo-1", Of: id}, nil
 }
-func (f *fakeEngine) AttachUI() func() {
+func (f *fakeEngine) AttachWorkbench() func() {
 	f.mu.Lock()
 	f.attached++
 	f.mu.Unlock()
@@ -191,13 +190,13 @@ func TestFeedRoundTrip(t *testing.T) {
 	if err := b.SetPaused(true); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Decide("c6", false); err != nil {
+	if err := b.Decide("c6", calls.Verdict{Allow: false}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Settle("c8", calls.Verdict{Reason: "not that cell"}); err != nil {
+	if err := b.Decide("c8", calls.Verdict{Reason: "not that cell"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Settle("c9", calls.Verdict{Allow: true, ForSession: true, Args: []byte(`{"code":"1"}`)}); err != nil {
+	if err := b.Decide("c9", calls.Verdict{Allow: true, ForSession: true, Args: []byte(`{"code":"1"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.RevokeAllowed(); err != nil {

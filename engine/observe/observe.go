@@ -60,7 +60,7 @@ type Engine interface {
 	Bus() *event.Bus
 	Calls() *calls.Registry
 	InterruptKernel(ctx context.Context, kernelID string) error
-	Undo(ctx context.Context, callID string) (undo.UndoResult, error)
+	Undo(ctx context.Context, callID string) (undo.Result, error)
 }
 
 // LocalSource is the engine of the workbench's own process.
@@ -82,13 +82,13 @@ func (l *LocalSource) Subscribe() (<-chan event.Event, func()) {
 
 // ServerState is the server state now: it may have been published before
 // the workbench subscribed (the managed Jupyter server starting).
-func (l *LocalSource) ServerState() event.ServerEvent { return l.e.Calls().ServerState() }
+func (l *LocalSource) ServerState() event.ServerEvent { return l.e.Calls().State() }
 
 // subscribeEngine subscribes to e's bus and attaches a workbench for the
 // subscription's lifetime.
 func subscribeEngine(e Engine) (<-chan event.Event, func()) {
 	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
-	detach := e.Calls().AttachUI()
+	detach := e.Calls().AttachWorkbench()
 	var once sync.Once
 	return sub.C(), func() {
 		once.Do(func() {
@@ -104,16 +104,14 @@ func (l *LocalSource) InterruptKernel(ctx context.Context, kernelID string) erro
 	return l.e.InterruptKernel(ctx, kernelID)
 }
 
-func (l *LocalSource) CancelCall(id string) error { return l.e.Calls().CancelCall(id) }
+func (l *LocalSource) CancelCall(id string) error { return l.e.Calls().Cancel(id) }
 
 func (l *LocalSource) SetPaused(paused bool) error {
 	l.e.Calls().SetPaused(paused)
 	return nil
 }
 
-func (l *LocalSource) Decide(id string, allow bool) error { return l.e.Calls().Decide(id, allow) }
-
-func (l *LocalSource) Settle(id string, v calls.Verdict) error { return l.e.Calls().Settle(id, v) }
+func (l *LocalSource) Decide(id string, v calls.Verdict) error { return l.e.Calls().Decide(id, v) }
 
 func (l *LocalSource) CanResend() error { return l.e.Calls().CanResend() }
 

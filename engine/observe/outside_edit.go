@@ -14,9 +14,9 @@ import (
 // the new cells already (the reload event before it).
 func (s *State) applyOutsideEdit(ev event.Event) {
 	n := ev.Notebook
-	byKind := map[event.CellChangeKind][]string{}
-	for _, c := range n.Changes {
-		byKind[c.Change] = append(byKind[c.Change], c.ID)
+	byKind := map[event.HowChanged][]string{}
+	for _, c := range n.ChangedCells {
+		byKind[c.How] = append(byKind[c.How], c.ID)
 	}
 	args := map[string]string{"notebook": n.Name}
 	for kind, ids := range byKind {
@@ -36,7 +36,7 @@ func (s *State) applyOutsideEdit(ev event.Event) {
 		Args:    raw,
 		Started: ev.Time,
 		Status:  event.CallOK,
-		Text:    event.OutsideEditText(n.Name, n.Path, at, n.Changes, n.MetadataChanged),
+		Text:    event.OutsideEditText(n.Name, n.Path, at, n.ChangedCells, n.MetadataChanged),
 	}})
 	s.CallsVer++
 }

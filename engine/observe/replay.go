@@ -272,8 +272,7 @@ func (p *ReplaySource) ReadOnly() bool { return true }
 func (p *ReplaySource) InterruptKernel(context.Context, string) error { return ErrReadOnly }
 func (p *ReplaySource) CancelCall(string) error                       { return ErrReadOnly }
 func (p *ReplaySource) SetPaused(bool) error                          { return ErrReadOnly }
-func (p *ReplaySource) Decide(string, bool) error                     { return ErrReadOnly }
-func (p *ReplaySource) Settle(string, calls.Verdict) error            { return ErrReadOnly }
+func (p *ReplaySource) Decide(string, calls.Verdict) error            { return ErrReadOnly }
 func (p *ReplaySource) RevokeAllowed() error                          { return ErrReadOnly }
 func (p *ReplaySource) Undo(string) error                             { return ErrReadOnly }
 func (p *ReplaySource) CanResend() error                              { return ErrResendReplay }

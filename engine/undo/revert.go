@@ -8,8 +8,8 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
-// UndoResult says what an undo did.
-type UndoResult struct {
+// Result says what an undo did.
+type Result struct {
 	ID       string    // the undo's own call id: undoing it brings the call back
 	Of       string    // the call reverted
 	Tool     string    // the call's tool
@@ -19,9 +19,9 @@ type UndoResult struct {
 	Summary  string   // "undo of insert_cell 14:31:23 by the person"
 }
 
-// UndoConflictError refuses an undo because a cell the call touched is no
+// ConflictError refuses an undo because a cell the call touched is no
 // longer as the call left it: reverting would clobber what came after.
-type UndoConflictError struct {
+type ConflictError struct {
 	CellID string
 	Verb   string // changed, deleted, moved, put back
 	// The change that did it, when one kept for undo did.
@@ -32,7 +32,7 @@ type UndoConflictError struct {
 	At        time.Time
 }
 
-func (e *UndoConflictError) Error() string {
+func (e *ConflictError) Error() string {
 	if e.ByCall == "" {
 		return fmt.Sprintf("cell %s was %s after this call, not by a change kept for undo (an edit outside this server, a run, or a change too old to be kept); nothing was undone", e.CellID, e.Verb)
 	}
@@ -44,7 +44,7 @@ func (e *UndoConflictError) Error() string {
 }
 
 // CallerCanFix: the person can undo the later change first.
-func (*UndoConflictError) CallerCanFix() bool { return true }
+func (*ConflictError) CallerCanFix() bool { return true }
 
 // ForgottenError refuses an undo whose change fell out of the log while
 // it was under way.
@@ -241,11 +241,11 @@ func (rv reverter) conflictError(r *view, id, verb string, all []*view, did func
 	if l := laterChange(r, id, all, did); l != nil {
 		return rv.conflictFrom(id, verb, l)
 	}
-	return &UndoConflictError{CellID: id, Verb: verb}
+	return &ConflictError{CellID: id, Verb: verb}
 }
 
 func (rv reverter) conflictFrom(id, verb string, l *view) error {
-	err := &UndoConflictError{CellID: id, Verb: verb, ByCall: l.call.ID, ByTool: l.call.Tool, BySession: l.call.Session, At: l.call.At}
+	err := &ConflictError{CellID: id, Verb: verb, ByCall: l.call.ID, ByTool: l.call.Tool, BySession: l.call.Session, At: l.call.At}
 	if l.call.Session != "" {
 		err.ByClient = rv.who(l.call.Session)
 	}

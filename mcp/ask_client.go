@@ -130,7 +130,7 @@ func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.Ra
 		b.WriteString("\nArguments: " + summary)
 	}
 	fmt.Fprintf(&b, "\nThis server holds such calls for approval (--approve %s). Allow it to run once, or deny it (a reason you give is passed to the agent). Without an answer within %s it is denied.",
-		s.e.Calls().ServerState().ApprovalMode, s.e.Calls().ApprovalTimeout())
+		s.e.Calls().State().ApprovalMode, s.e.Calls().ApprovalTimeout())
 	return b.String()
 }
 

@@ -83,13 +83,13 @@ func previewOf[In any](f func(In) engine.PreviewRequest) func(json.RawMessage) e
 // approvalStart fills what a held call needs: whether it runs code, its
 // preview, and the checker of a person's edit. shown are the arguments as
 // the workbench shows them (redacted); args as the agent sent them.
-func (s *Server) approvalStart(st *calls.CallStart, d *toolDef, args, shown json.RawMessage) {
+func (s *Server) approvalStart(st *calls.Start, d *toolDef, args, shown json.RawMessage) {
 	if d == nil {
 		return
 	}
 	st.RunsCode = d.runsCode
 	// A preview is shown by a workbench, or by the client when it is
-	// asked instead (approval.go); it is only made for a held call.
+	// asked instead (ask_client.go); it is only made for a held call.
 	if p := d.preview; p != nil && (shown != nil || st.Ask != nil) {
 		session := st.Session
 		st.Preview = func(ctx context.Context) *event.CallPreview {
