@@ -271,11 +271,7 @@ func (e *Engine) Close() error {
 	stopWatching(docs...)
 	// A check of a file in flight may reload it and publish: it ends
 	// before the channels and the client go.
-	select {
-	case <-e.checks.close():
-	case <-time.After(10 * time.Second):
-		e.log.Warn("checks of notebook files still running at close")
-	}
+	e.awaitClosing(e.checks.close(), "checks of notebook files still running at close")
 	// Closing a channel fails the runs on it with ErrDisconnected; their
 	// collectors then write what they have into the notebook and stop.
 	e.retireAll(kernels)
@@ -286,11 +282,7 @@ func (e *Engine) Close() error {
 	}
 	done := make(chan struct{})
 	go func() { e.execs.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		e.log.Warn("executions still saving outputs at close")
-	}
+	e.awaitClosing(done, "executions still saving outputs at close")
 	e.mu.Lock()
 	client := e.client
 	e.mu.Unlock()
@@ -298,6 +290,16 @@ func (e *Engine) Close() error {
 		client.CloseIdleConnections()
 	}
 	return nil
+}
+
+// awaitClosing waits a while for done as the engine closes, and says so
+// (stillRunning) when it has not come.
+func (e *Engine) awaitClosing(done <-chan struct{}, stillRunning string) {
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		e.log.Warn(stillRunning)
+	}
 }
 
 // CheckJupyter checks that the Jupyter server in use answers and accepts

@@ -9,6 +9,23 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
+// insertCells appends cells to session's current notebook, markdown ones
+// for sources that start with "#", and returns their ids.
+func insertCells(t *testing.T, e *Engine, session string, srcs ...string) []string {
+	t.Helper()
+	var ids []string
+	for _, src := range srcs {
+		typ := "code"
+		if strings.HasPrefix(src, "#") {
+			typ = "markdown"
+		}
+		_, c, err := e.InsertCell(ctxT(t), session, "", -1, typ, src)
+		checkNoError(t, "insert", err)
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
 // testPreviews checks every preview against a real notebook: what it shows
 // is what the operation then does, an impossible one says why plainly, and
 // computing a preview changes nothing on disk.
@@ -17,16 +34,7 @@ func testPreviews(t *testing.T, f *fixture) {
 	e := f.e
 	e.SessionOpened("s", "preview-agent 1.0")
 	info := f.use(t, "s", "nb", "preview.ipynb", "create")
-	var ids []string
-	for _, src := range []string{"a = 1\nb = 2\n", "# Notes", "print(a + b)"} {
-		typ := "code"
-		if strings.HasPrefix(src, "#") {
-			typ = "markdown"
-		}
-		_, c, err := e.InsertCell(ctx, "s", "", -1, typ, src)
-		checkNoError(t, "insert", err)
-		ids = append(ids, c.ID)
-	}
+	ids := insertCells(t, e, "s", "a = 1\nb = 2\n", "# Notes", "print(a + b)")
 	before := f.file(t, "preview.ipynb")
 
 	// Edit: the diff the edit will make, the session's client named.
@@ -157,16 +165,7 @@ func testPreviewIsTheCall(t *testing.T, f *fixture) {
 	ctx := ctxT(t)
 	e := f.e
 	f.use(t, "s", "nb", "preview-call.ipynb", "create")
-	var ids []string
-	for _, src := range []string{"a = 1", "# Notes", "b = 2"} {
-		typ := "code"
-		if strings.HasPrefix(src, "#") {
-			typ = "markdown"
-		}
-		_, c, err := e.InsertCell(ctx, "s", "", -1, typ, src)
-		checkNoError(t, "insert", err)
-		ids = append(ids, c.ID)
-	}
+	ids := insertCells(t, e, "s", "a = 1", "# Notes", "b = 2")
 	before := f.file(t, "preview-call.ipynb")
 	for _, tc := range []struct {
 		name string

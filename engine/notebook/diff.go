@@ -135,31 +135,7 @@ func longestIncreasing(xs []int) map[int]bool {
 // change replaces the cells it changes and shares what it did not touch
 // with the cell before (copy on write), so parts are compared by identity
 // where that is cheaper than by content.
-func ChangedFields(b, a *Cell) Field {
-	if b == a {
-		return 0
-	}
-	var f Field
-	if b.Type != a.Type {
-		f |= FieldType
-	}
-	if b.Source != a.Source {
-		f |= FieldSource
-	}
-	if !bytes.Equal(b.Metadata, a.Metadata) {
-		f |= FieldMetadata
-	}
-	if !bytes.Equal(b.Attachments, a.Attachments) {
-		f |= FieldAttachments
-	}
-	if len(b.Outputs) != len(a.Outputs) || (len(b.Outputs) > 0 && &b.Outputs[0] != &a.Outputs[0]) {
-		f |= FieldOutputs
-	}
-	if !SameCount(b.ExecutionCount, a.ExecutionCount) {
-		f |= FieldCount
-	}
-	return f
-}
+func ChangedFields(b, a *Cell) Field { return byIdentity.fields(b, a) }
 
 // DifferentFields compares two versions of a cell by what they mean, as
 // read from files that different programs wrote: the same JSON laid out
@@ -167,7 +143,28 @@ func ChangedFields(b, a *Cell) Field {
 // bundle's text split into a list of lines (as nbformat writes it) is the
 // joined text, and the "trusted" mark Jupyter puts on the code cells it
 // reads out is no change.
-func DifferentFields(b, a *Cell) Field {
+func DifferentFields(b, a *Cell) Field { return byMeaning.fields(b, a) }
+
+// cellEquality says how the parts of two cells that are not plain strings
+// compare.
+type cellEquality struct {
+	metadata, attachments func(a, b json.RawMessage) bool
+	outputs               func(a, b []Output) bool
+}
+
+var (
+	byIdentity = cellEquality{
+		metadata:    func(a, b json.RawMessage) bool { return bytes.Equal(a, b) },
+		attachments: func(a, b json.RawMessage) bool { return bytes.Equal(a, b) },
+		outputs: func(a, b []Output) bool {
+			return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+		},
+	}
+	byMeaning = cellEquality{metadata: sameCellMetadata, attachments: sameBundle, outputs: sameOutputs}
+)
+
+// fields says which parts of b and a differ.
+func (q cellEquality) fields(b, a *Cell) Field {
 	if b == a {
 		return 0
 	}
@@ -178,13 +175,13 @@ func DifferentFields(b, a *Cell) Field {
 	if b.Source != a.Source {
 		f |= FieldSource
 	}
-	if !sameCellMetadata(b.Metadata, a.Metadata) {
+	if !q.metadata(b.Metadata, a.Metadata) {
 		f |= FieldMetadata
 	}
-	if !sameBundle(b.Attachments, a.Attachments) {
+	if !q.attachments(b.Attachments, a.Attachments) {
 		f |= FieldAttachments
 	}
-	if !sameOutputs(b.Outputs, a.Outputs) {
+	if !q.outputs(b.Outputs, a.Outputs) {
 		f |= FieldOutputs
 	}
 	if !SameCount(b.ExecutionCount, a.ExecutionCount) {
@@ -214,7 +211,7 @@ func sameOutputs(a, b []Output) bool {
 		}
 		for k, v := range x.Data {
 			w, ok := y.Data[k]
-			if !ok || !sameBundleValue(v, w) {
+			if !ok || !sameBundle(v, w) {
 				return false
 			}
 		}
@@ -253,19 +250,9 @@ func sameCellMetadata(a, b json.RawMessage) bool {
 	return reflect.DeepEqual(orNil(mx), orNil(my))
 }
 
-// sameBundle compares attachments (a mime bundle per name) by meaning.
+// sameBundle compares mime bundles (attachments hold one per name) or a
+// value of one by meaning: a list of strings is its joined text.
 func sameBundle(a, b json.RawMessage) bool {
-	if SameJSON(a, b) {
-		return true
-	}
-	x, xok := jsonValue(a)
-	y, yok := jsonValue(b)
-	return xok && yok && reflect.DeepEqual(joinLines(x), joinLines(y))
-}
-
-// sameBundleValue compares one value of a mime bundle: a list of strings
-// is its joined text.
-func sameBundleValue(a, b json.RawMessage) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
