@@ -1,6 +1,16 @@
-// Package engine is the domain core: notebooks in use, cells, kernels,
-// executions, sandboxes, tool-call bookkeeping and the event bus. It knows
-// Jupyter; it knows nothing of MCP or of screens.
+// Package engine is the domain core that shares one set of locks: the
+// notebooks in use and their group commit, cells and the changes to them
+// (each one value, committed or previewed), executions, kernels, sessions,
+// watching for edits made elsewhere, previews of held calls, notices and
+// sandboxes. It knows Jupyter; it knows nothing of MCP or of screens.
+//
+// Its sub-packages are rooms that reach the core only through data and the
+// funcs they are given, and never import it: event (the events, the bus
+// and the payloads the workbench draws), calls (the call registry: admission,
+// holds, decisions, resend; Engine.Calls), nbfile (a notebook's file on the
+// shared server: its read, save lock and checked save), undo (undo records
+// and their revert), notebook (the document model and its one cell diff),
+// and jupyter, output, observe, sandbox, secret and procgroup.
 package engine
 
 import (
