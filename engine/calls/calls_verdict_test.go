@@ -211,7 +211,7 @@ func TestEditHeldCall(t *testing.T) {
 
 // A workbench that subscribes after the mode was set learns it when it
 // attaches.
-func TestAttachUIPublishesState(t *testing.T) {
+func TestAttachWorkbenchPublishesState(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.SetApproval(ApproveExecute, time.Hour)

@@ -265,7 +265,7 @@ func (r *Registry) publishState() {
 // whose cause (context.Cause) is a *UserError saying so.
 func (r *Registry) Begin(ctx context.Context, c Start) (context.Context, func(Outcome), error) {
 	if c.ID == "" {
-		return ctx, func(Outcome) {}, errors.New("BeginCall: the call has no id")
+		return ctx, func(Outcome) {}, errors.New("calls.Begin: the call has no id")
 	}
 	started := time.Now()
 	// The call's changes to notebooks are kept under its identity, to be
@@ -298,7 +298,7 @@ func (r *Registry) Begin(ctx context.Context, c Start) (context.Context, func(Ou
 	if _, dup := r.calls[c.ID]; dup {
 		r.mu.Unlock()
 		cancel(nil)
-		return ctx, func(Outcome) {}, fmt.Errorf("BeginCall: a call with id %q is already registered", c.ID)
+		return ctx, func(Outcome) {}, fmt.Errorf("calls.Begin: a call with id %q is already registered", c.ID)
 	}
 	r.calls[c.ID] = cl
 	r.mu.Unlock()
