@@ -22,6 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/mcp"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
@@ -123,7 +124,7 @@ func TestOutputModelAgentAndWorkbenchAgree(t *testing.T) {
 	}
 
 	// The workbench sees what the engine published: drain the bus.
-	var events []engine.Event
+	var events []event.Event
 	for quiet := false; !quiet; {
 		select {
 		case ev := <-sub.C():

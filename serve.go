@@ -96,7 +96,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		return err
 	}
 	defer eng.Close()
-	eng.SetApproval(cfg.Approve, cfg.ApproveTimeout)
+	eng.Calls().SetApproval(cfg.Approve, cfg.ApproveTimeout)
 	if managed == nil {
 		go checkJupyter(ctx, eng, logger)
 	} else {
@@ -252,7 +252,7 @@ func serveHTTP(ctx context.Context, cfg *config, ln net.Listener, eng *engine.En
 		srv := newServer()
 		if workbenchMode(cfg) {
 			wc = srv.WorkbenchCaller()
-			eng.SetWorkbenchCaller(wc)
+			eng.Calls().SetWorkbenchCaller(wc)
 		}
 		late.h = srv.HTTPHandler()
 		close(late.ready)

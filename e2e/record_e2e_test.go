@@ -21,7 +21,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
@@ -68,14 +68,14 @@ func checkRecording(t *testing.T, path string) {
 	type seen struct {
 		tool              string
 		started, finished bool
-		status            engine.CallStatus
+		status            event.CallStatus
 	}
 	var order []string
 	calls := map[string]*seen{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 64<<20)
 	for n := 1; sc.Scan(); n++ {
-		var ev engine.Event
+		var ev event.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("line %d of the recording: %v\n%s", n, err, data)
 		}
@@ -89,9 +89,9 @@ func checkRecording(t *testing.T, path string) {
 			order = append(order, ev.Call.ID)
 		}
 		switch ev.Type {
-		case engine.EvCallStarted:
+		case event.EvCallStarted:
 			c.started, c.tool = true, ev.Call.Tool
-		case engine.EvCallFinished:
+		case event.EvCallFinished:
 			c.finished, c.status = true, ev.Call.Status
 		}
 	}

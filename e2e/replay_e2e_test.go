@@ -17,7 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
@@ -112,11 +112,11 @@ func TestReplayAgainstThisBuild(t *testing.T) {
 	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
 	edited := false
 	for i, l := range lines {
-		var ev engine.Event
+		var ev event.Event
 		if err := json.Unmarshal(l, &ev); err != nil {
 			t.Fatal(err)
 		}
-		if ev.Type != engine.EvCallFinished || ev.Call == nil || ev.Call.Text != "42\n" {
+		if ev.Type != event.EvCallFinished || ev.Call == nil || ev.Call.Text != "42\n" {
 			continue
 		}
 		ev.Call.Text = "43\n"

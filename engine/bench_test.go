@@ -64,7 +64,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	if _, err := srv.Client().SaveNotebook(ctx, path, data); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := e.UseNotebook(ctx, "s", "nb", path, "connect", k.ID); err != nil {
+	if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: "nb", Path: path, Mode: "connect", KernelID: k.ID}); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("read_cell", func(b *testing.B) {

@@ -3,11 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
-
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -130,28 +127,19 @@ func (e *Engine) InsertCell(ctx context.Context, session, name string, index int
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, err
 	}
-	if err := validCellType(cellType); err != nil {
+	m := &insertCell{onNotebook: e.on(d), index: index, cellType: cellType, source: source}
+	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, CellInfo{}, err
 	}
-	var out CellInfo
-	err = e.mutate(ctx, d, session, index != -1, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		n := len(nb.Cells)
-		at := index
-		if at == -1 {
-			at = n
-		}
-		if at < 0 || at > n {
-			return nil, &CellIndexError{Notebook: d.name, Index: index, Count: n, Insert: true}
-		}
-		c := nb.NewCell(cellType, source)
-		nb.Cells = slices.Insert(nb.Cells, at, c)
-		out = cellInfo(at, c)
-		return []NotebookEvent{{Op: OpInsert, Index: at, Cells: []CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
-	})
-	if err != nil {
-		return NotebookInfo{}, CellInfo{}, err
+	return e.info(d, session), m.inserted, nil
+}
+
+// commit checks a change and makes it, saved.
+func (e *Engine) commit(ctx context.Context, d *document, session string, m cellMutation) error {
+	if err := m.check(); err != nil {
+		return err
 	}
-	return e.info(d, session), out, nil
+	return e.mutate(ctx, d, session, m.byIndex(), m.apply)
 }
 
 // cellDiff is the unified diff of a cell's source.
@@ -169,30 +157,16 @@ func setSource(nb *notebook.Notebook, i int, src string) *notebook.Cell {
 
 // OverwriteCellSource replaces a cell's whole source and saves. Outputs are
 // kept. The same source again changes nothing and saves nothing.
-func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, ref CellRef, source string) (NotebookInfo, SourceChange, error) {
+func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, ref CellRef, source string) (NotebookInfo, SourceEdit, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
-		return NotebookInfo{}, SourceChange{}, err
+		return NotebookInfo{}, SourceEdit{}, err
 	}
-	var sc SourceChange
-	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		i, err := resolveCell(nb, d.name, ref, RoleCell)
-		if err != nil {
-			return nil, err
-		}
-		old := nb.Cells[i].Source
-		if old == source {
-			sc = SourceChange{Cell: cellInfo(i, nb.Cells[i]), OldSource: old}
-			return nil, errNoChange
-		}
-		c := setSource(nb, i, source)
-		sc = SourceChange{Cell: cellInfo(i, c), OldSource: old, Diff: cellDiff(i, old, source), Replacements: 1}
-		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
-	})
-	if err != nil {
-		return NotebookInfo{}, SourceChange{}, err
+	m := &overwriteSource{onNotebook: e.on(d), ref: ref, source: source}
+	if err := e.commit(ctx, d, session, m); err != nil {
+		return NotebookInfo{}, SourceEdit{}, err
 	}
-	return e.info(d, session), sc, nil
+	return e.info(d, session), m.edit, nil
 }
 
 // excerpt is the start of s, for error messages.
@@ -211,45 +185,16 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // EditCellSource replaces old with new in a cell's source (literal match;
 // exactly once unless all) and saves.
-func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref CellRef, old, new string, all bool) (NotebookInfo, SourceChange, error) {
+func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref CellRef, old, new string, all bool) (NotebookInfo, SourceEdit, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
-		return NotebookInfo{}, SourceChange{}, err
+		return NotebookInfo{}, SourceEdit{}, err
 	}
-	if old == "" {
-		return NotebookInfo{}, SourceChange{}, &EditError{Problem: EditEmptyOld}
+	m := &editSource{onNotebook: e.on(d), ref: ref, old: old, new: new, all: all}
+	if err := e.commit(ctx, d, session, m); err != nil {
+		return NotebookInfo{}, SourceEdit{}, err
 	}
-	if old == new {
-		return NotebookInfo{}, SourceChange{}, &EditError{Problem: EditSame}
-	}
-	var sc SourceChange
-	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		i, err := resolveCell(nb, d.name, ref, RoleCell)
-		if err != nil {
-			return nil, err
-		}
-		c := nb.Cells[i]
-		n := strings.Count(c.Source, old)
-		switch {
-		case n == 0:
-			return nil, &EditError{Problem: EditNotFound, Index: i, CellID: c.ID, Source: excerpt(c.Source, 200)}
-		case n > 1 && !all:
-			return nil, &EditError{Problem: EditAmbiguous, Index: i, CellID: c.ID, Count: n}
-		}
-		var src string
-		if all {
-			src = strings.ReplaceAll(c.Source, old, new)
-		} else {
-			src, n = strings.Replace(c.Source, old, new, 1), 1
-		}
-		nc := setSource(nb, i, src)
-		sc = SourceChange{Cell: cellInfo(i, nc), OldSource: c.Source, Diff: cellDiff(i, c.Source, src), Replacements: n}
-		return []NotebookEvent{{Op: OpEdit, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, nc)}}}, nil
-	})
-	if err != nil {
-		return NotebookInfo{}, SourceChange{}, err
-	}
-	return e.info(d, session), sc, nil
+	return e.info(d, session), m.edit, nil
 }
 
 // DeleteCells deletes the cells named by ids (when any) or indices, checking
@@ -260,57 +205,11 @@ func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices 
 	if err != nil {
 		return NotebookInfo{}, nil, err
 	}
-	if len(ids) == 0 && len(indices) == 0 {
-		return NotebookInfo{}, nil, &NoCellError{Several: true}
-	}
-	var deleted []CellInfo
-	err = e.mutate(ctx, d, session, len(ids) == 0, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		positions := make([]int, 0, max(len(ids), len(indices)))
-		seen := map[int]bool{}
-		if len(ids) > 0 {
-			for _, id := range ids {
-				i, err := findCell(nb, d.name, id, RoleCell)
-				if err != nil {
-					return nil, err
-				}
-				if seen[i] {
-					return nil, Userf("cell id %q is listed twice; nothing was deleted", id)
-				}
-				seen[i] = true
-				positions = append(positions, i)
-			}
-		} else {
-			for _, i := range indices {
-				if err := checkIndex(nb, d.name, i, RoleCell); err != nil {
-					return nil, err
-				}
-				if seen[i] {
-					return nil, Userf("cell index %d is listed twice; nothing was deleted", i)
-				}
-				seen[i] = true
-				positions = append(positions, i)
-			}
-		}
-		deleted = make([]CellInfo, len(positions))
-		removed := make([]string, len(positions))
-		for k, i := range positions {
-			deleted[k] = cellInfo(i, nb.Cells[i])
-			removed[k] = nb.Cells[i].ID
-		}
-		kept := nb.Cells[:0]
-		for i, c := range nb.Cells {
-			if !seen[i] {
-				kept = append(kept, c)
-			}
-		}
-		clear(nb.Cells[len(kept):])
-		nb.Cells = kept
-		return []NotebookEvent{{Op: OpDelete, Index: slices.Min(positions), CellIDs: removed}}, nil
-	})
-	if err != nil {
+	m := &deleteCells{onNotebook: e.on(d), indices: indices, ids: ids}
+	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, nil, err
 	}
-	return e.info(d, session), deleted, nil
+	return e.info(d, session), m.deleted, nil
 }
 
 // MoveCell moves a cell (src) to where dst is now and saves; it returns the
@@ -321,31 +220,11 @@ func (e *Engine) MoveCell(ctx context.Context, session, name string, src, dst Ce
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, 0, err
 	}
-	var moved CellInfo
-	var from int
-	err = e.mutate(ctx, d, session, src.ID == "" || dst.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		var err error
-		from, err = resolveCell(nb, d.name, src, RoleSource)
-		if err != nil {
-			return nil, err
-		}
-		to, err := resolveCell(nb, d.name, dst, RoleTarget)
-		if err != nil {
-			return nil, err
-		}
-		c := nb.Cells[from]
-		moved = cellInfo(to, c)
-		if from == to {
-			return nil, errNoChange
-		}
-		nb.Cells = slices.Delete(nb.Cells, from, from+1)
-		nb.Cells = slices.Insert(nb.Cells, to, c)
-		return []NotebookEvent{{Op: OpMove, Index: to, From: from, Cells: []CellSnapshot{e.snapshotCell(d.name, c)}}}, nil
-	})
-	if err != nil {
+	m := &moveCell{onNotebook: e.on(d), src: src, dst: dst}
+	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, CellInfo{}, 0, err
 	}
-	return e.info(d, session), moved, from, nil
+	return e.info(d, session), m.moved, m.from, nil
 }
 
 // ClearCellOutput clears a code cell's outputs and execution count and saves.
@@ -354,31 +233,11 @@ func (e *Engine) ClearCellOutput(ctx context.Context, session, name string, ref 
 	if err != nil {
 		return NotebookInfo{}, CellInfo{}, err
 	}
-	var out CellInfo
-	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		i, err := resolveCell(nb, d.name, ref, RoleCell)
-		if err != nil {
-			return nil, err
-		}
-		c := nb.Cells[i]
-		if c.Type != notebook.Code {
-			return nil, Userf("cell %d (id %q) is a %s cell; only code cells have outputs to clear", i, c.ID, c.Type)
-		}
-		if len(c.Outputs) == 0 && c.ExecutionCount == nil {
-			out = cellInfo(i, c)
-			return nil, errNoChange
-		}
-		nc := *c
-		nc.Outputs = []notebook.Output{}
-		nc.ExecutionCount = nil
-		nb.Cells[i] = &nc
-		out = cellInfo(i, &nc)
-		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, &nc)}}}, nil
-	})
-	if err != nil {
+	m := &clearOutputs{onNotebook: e.on(d), ref: ref}
+	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, CellInfo{}, err
 	}
-	return e.info(d, session), out, nil
+	return e.info(d, session), m.cell, nil
 }
 
 // CellOutput returns one output of one cell (for the output resource).

@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -34,14 +36,13 @@ const (
 type document struct {
 	name   string
 	path   string
-	client *jupyter.Client // the server the file lives on
 	kernel *kernelEntry
 
-	writeMu  sync.Mutex   // serializes mutations: freshness check, change, save
-	queue    commitQueue  // mutations waiting to be saved together (groupcommit.go)
-	saving   atomic.Int32 // a save of ours is under way (freshness.go)
-	lockMode lockMode     // whether the server takes hidden save lock names
-	check    freshCheck   // coalesces the readers' checks of the file
+	writeMu sync.Mutex   // serializes mutations: freshness check, change, save
+	queue   commitQueue  // mutations waiting to be saved together (groupcommit.go)
+	saving  atomic.Int32 // a save of ours is under way (freshness.go)
+	file    *nbfile.File // the file on the server: its read, save lock and save
+	check   freshCheck   // coalesces the readers' checks of the file
 
 	mu           sync.RWMutex // guards nb, lastModified and running
 	nb           *notebook.Notebook
@@ -89,16 +90,26 @@ func (d *document) model() *notebook.Notebook {
 	return d.nb
 }
 
+// UseRequest asks for a notebook to be used (UseNotebook).
+type UseRequest struct {
+	Session  string // the session that uses it; it becomes its current notebook
+	Name     string // the name it is used under
+	Path     string // its file, relative to the Jupyter root
+	Mode     string // "connect" (the default) opens it, "create" makes it
+	KernelID string // the kernel (or a sandbox's) to attach it to; "" finds or starts one
+}
+
 // UseNotebook opens (mode "connect") or creates (mode "create") the notebook
-// at path under name, attaches a kernel (kernelID, or a new one), and makes it
-// the session's current notebook.
+// at req.Path under req.Name, attaches a kernel (req.KernelID, or a new one),
+// and makes it the session's current notebook.
 //
 // Using a name again with the same path only makes it current again; a name
 // already bound to another path, or a path already open under another name,
-// is refused. Without kernelID the notebook gets the kernel of an existing
+// is refused. Without a kernel id the notebook gets the kernel of an existing
 // Jupyter session for its path (the one JupyterLab shows), or a new session
 // is created so that JupyterLab users see the same kernel.
-func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, kernelID string) (NotebookInfo, error) {
+func (e *Engine) UseNotebook(ctx context.Context, req UseRequest) (NotebookInfo, error) {
+	session, name, nbPath, mode, kernelID := req.Session, req.Name, req.Path, req.Mode, req.KernelID
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return NotebookInfo{}, &RequiredError{Field: FieldNotebookName}
@@ -170,7 +181,8 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 		}
 		return NotebookInfo{}, err
 	}
-	d := &document{name: name, path: p, client: client, kernel: k, nb: nb, lastModified: lastModified}
+	d := &document{name: name, path: p, kernel: k, nb: nb, lastModified: lastModified,
+		file: nbfile.New(client, p, name, e.log, e.saveLockTimes)}
 
 	e.mu.Lock()
 	if e.client != client {
@@ -186,7 +198,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 	info := e.infoLocked(d, session)
 	e.mu.Unlock()
 
-	e.publish(Event{Type: EvNotebookOpened, Notebook: &NotebookEvent{
+	e.publish(event.Event{Type: event.EvNotebookOpened, Notebook: &event.NotebookEvent{
 		Name: name, Path: p, KernelID: k.id, Session: session, Cells: e.snapshotCells(name, nb.Cells),
 	}})
 	if upgraded {
@@ -196,7 +208,7 @@ func (e *Engine) UseNotebook(ctx context.Context, session, name, nbPath, mode, k
 		// edit would hand out new ones, breaking every id the agent
 		// holds. Saved as any change is, under the save lock: another
 		// process may be saving the file (mutate reloads it then).
-		if err := e.mutate(ctx, d, session, false, func(*notebook.Notebook) ([]NotebookEvent, error) { return nil, nil }); err != nil {
+		if err := e.mutate(ctx, d, session, false, func(*notebook.Notebook) ([]event.NotebookEvent, error) { return nil, nil }); err != nil {
 			e.log.Warn("saving the cell ids given to a notebook on loading", "path", p, "err", err)
 		}
 	}
@@ -229,7 +241,7 @@ func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mo
 		}
 		return nb, m.LastModified, false, nil
 	}
-	m, nb, err := readNotebookFile(ctx, client, p)
+	m, nb, err := nbfile.Read(ctx, client, p)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
 			return nil, time.Time{}, false, &NoFileError{Path: p}
@@ -275,26 +287,26 @@ func idsUpgraded(raw []byte, nb *notebook.Notebook) bool {
 
 // UnuseNotebook releases the notebook for every session, as the reference's
 // server-wide unuse does. Every other session that had it as its current
-// notebook loses it and is told on its next call (TakeNotice); the answer
+// notebook loses it and is told on its next call (TakeNotices); the answer
 // names them. Its kernel is shut down when this process started it and
-// nothing else holds it (kernel_release.go); otherwise only the channel
+// nothing else holds it (kernels.go); otherwise only the channel
 // closes.
-func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) (Unused, error) {
+func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) (Released, error) {
 	return e.unuse(session, name, true)
 }
 
 // unuse is UnuseNotebook; tell leaves the other sessions a notice.
-func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
+func (e *Engine) unuse(session, name string, tell bool) (Released, error) {
 	e.useMu.Lock()
 	e.mu.Lock()
 	d, err := e.lookupLocked(session, name)
 	if err != nil {
 		e.mu.Unlock()
 		e.useMu.Unlock()
-		return Unused{}, err
+		return Released{}, err
 	}
 	delete(e.docs, d.name)
-	e.undo.forget(d)
+	e.undo.Forget(d)
 	cause := ClosedByUnuse
 	if !tell {
 		cause = 0
@@ -307,10 +319,10 @@ func (e *Engine) unuse(session, name string, tell bool) (Unused, error) {
 	// need not wait for it (a use of this very kernel waits in
 	// acquireKernel).
 	shut := e.releaseKernel(d.kernel)
-	e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{
+	e.publish(event.Event{Type: event.EvNotebookClosed, Notebook: &event.NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Session: session,
 	}})
-	return Unused{Name: d.name, Path: d.path, KernelID: d.kernel.id, KernelShutDown: shut, Others: others}, nil
+	return Released{Name: d.name, Path: d.path, KernelID: d.kernel.id, KernelShutDown: shut, Others: others}, nil
 }
 
 // ListNotebooks lists the notebooks in use, marking the session's current one.
@@ -356,7 +368,7 @@ func (e *Engine) SessionClosed(session string) {
 		e.sandboxes.sessionClosed(session)
 	}
 	// The workbench's session count goes down with it.
-	e.calls.bus.Publish(Event{Type: EvSessionClosed, Session: &SessionEvent{ID: session}})
+	e.bus.Publish(event.Event{Type: event.EvSessionClosed, Session: &event.SessionEvent{ID: session}})
 }
 
 // lookup resolves a notebook name for a session (see Notebook).
@@ -412,20 +424,20 @@ func (e *Engine) info(d *document, session string) NotebookInfo {
 	return e.infoLocked(d, session)
 }
 
-// errNoChange tells mutate that a change left the notebook as it was, so
+// errUnchanged tells mutate that a change left the notebook as it was, so
 // there is nothing to save.
-var errNoChange = errors.New("no change")
+var errUnchanged = errors.New("no change")
 
 // A change edits a working copy of a notebook. It may reorder nb.Cells and
 // replace its entries, but must never modify a *notebook.Cell in place (they
 // are shared with readers). It returns the events to publish once the change
 // is saved; mutate fills in their notebook, path, kernel and session.
-type change func(nb *notebook.Notebook) ([]NotebookEvent, error)
+type mutation func(nb *notebook.Notebook) ([]event.NotebookEvent, error)
 
 // syncFromDisk reloads the document when its file changed on disk since we
 // last read or wrote it. The caller holds d.writeMu.
 func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) (bool, error) {
-	m, err := d.client.Get(ctx, d.path, false)
+	m, err := d.file.Client().Get(ctx, d.path, false)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
 			return false, &NotebookFileGoneError{Notebook: d.name, Path: d.path}
@@ -435,7 +447,7 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 	if m.LastModified.Equal(d.lastModified) {
 		return false, nil
 	}
-	full, nb, err := readNotebookFile(ctx, d.client, d.path)
+	full, nb, err := d.file.Read(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -451,8 +463,8 @@ func (e *Engine) syncFromDisk(ctx context.Context, d *document, session string) 
 	d.mu.Unlock()
 	e.log.Info("notebook changed on disk; reloaded", "notebook", d.name, "path", d.path)
 	outside := e.noteOutsideEdit(d, old, nb, full.LastModified)
-	e.publish(Event{Type: EvNotebookChanged, Notebook: &NotebookEvent{
-		Name: d.name, Path: d.path, KernelID: d.kernel.id, Op: OpReload, Session: session,
+	e.publish(event.Event{Type: event.EvNotebookChanged, Notebook: &event.NotebookEvent{
+		Name: d.name, Path: d.path, KernelID: d.kernel.id, Op: event.OpReload, Session: session,
 		Cells: e.snapshotCells(d.name, nb.Cells),
 	}})
 	if outside != nil {
@@ -492,4 +504,12 @@ func relativePaths(msg, p string) string {
 		}
 		msg = msg[:start] + p + msg[i+1+len(p):]
 	}
+}
+
+// notebookName is d's name in use, "" for no notebook (d nil).
+func (d *document) notebookName() string {
+	if d == nil {
+		return ""
+	}
+	return d.name
 }

@@ -1,6 +1,16 @@
-// Package engine is the domain core: notebooks in use, cells, kernels,
-// executions, sandboxes, tool-call bookkeeping and the event bus. It knows
-// Jupyter; it knows nothing of MCP or of screens.
+// Package engine is the domain core that shares one set of locks: the
+// notebooks in use and their group commit, cells and the changes to them
+// (each one value, committed or previewed), executions, kernels, sessions,
+// watching for edits made elsewhere, previews of held calls, notices and
+// sandboxes. It knows Jupyter; it knows nothing of MCP or of screens.
+//
+// Its sub-packages are rooms that reach the core only through data and the
+// funcs they are given, and never import it: event (the events, the bus
+// and the payloads the workbench draws), calls (the call registry: admission,
+// holds, decisions, resend; Engine.Calls), nbfile (a notebook's file on the
+// shared server: its read, save lock and checked save), undo (undo records
+// and their revert), notebook (the document model and its one cell diff),
+// and jupyter, output, observe, sandbox, secret and procgroup.
 package engine
 
 import (
@@ -13,9 +23,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
 // Config is what the engine needs to run. main builds it from flags and env.
@@ -52,7 +66,7 @@ type Config struct {
 	Python string
 	// KeepKernels leaves running the kernels this process started, when
 	// their notebook is released and when the engine closes. Without it
-	// they are shut down then (kernel_release.go).
+	// they are shut down then (kernels.go).
 	KeepKernels bool
 	// SerialSaves saves every mutation of a notebook on its own, one
 	// after the other, instead of saving the mutations that wait at once
@@ -106,15 +120,35 @@ func IsUserError(err error) bool {
 }
 
 // Engine is the shared core behind every MCP session and the workbench.
+//
+// Lock order. A goroutine that holds one of these locks takes only locks
+// further down the list, never one above it:
+//
+//  1. useMu: adding and dropping notebooks and kernels (use, unuse,
+//     connect). UseNotebook saves the cell ids it gave under it.
+//  2. an execution's flushMu: one run's writes of its outputs, taken
+//     before the save it makes.
+//  3. a document's writeMu: one notebook's freshness check, change and
+//     save (the group commit's leader). Never two documents' at once.
+//  4. the call registry's lock (engine/calls): it fills the header's
+//     server facts under it, which reads mu.
+//  5. mu: the maps below, for map work only, never across a REST call.
+//  6. a document's mu: its model, read by the maps' info under mu.
+//
+// The others are leaves, held for a few lines and taking no lock of ours:
+// a document's commit queue and freshness check, the sandbox registry, the
+// undo log, an execution's mu, the bus and its subscriptions, a kernel
+// channel's own. Nothing holds a lock of ours across the network but
+// useMu and writeMu, whose holders are the ones waiting for it.
 type Engine struct {
 	// Each part of the engine keeps its state in its own registry, defined
 	// in its own file.
-	calls     *callRegistry    // calls.go
+	calls     *calls.Registry  // engine/calls; reached through Calls
 	sandboxes *sandboxRegistry // sandboxes.go
 
 	cfg  Config
 	log  *slog.Logger
-	bus  *Bus
+	bus  *event.Bus
 	caps []Capability
 
 	// useMu serializes the calls that add or drop notebooks and kernels
@@ -138,15 +172,15 @@ type Engine struct {
 	lastUsed string
 	started  map[string]bool
 	// retiring holds the kernels whose channel is being retired (see
-	// kernel_release.go): a new channel to one waits until it is done.
+	// kernels.go): a new channel to one waits until it is done.
 	retiring map[string]chan struct{}
 	// retireHook, when set (tests, under mu), runs as a retirement has
 	// decided to shut its kernel down; retireWaits counts the waits for a
-	// retirement (kernel_release.go).
+	// retirement (kernels.go).
 	retireHook  func(kernelID string)
 	retireWaits atomic.Int64
 
-	saveLockTimes saveLockTimes // savelock.go; zero: the defaults
+	saveLockTimes nbfile.LockTimes // zero: the defaults (tests shorten them)
 
 	// first is the client of the server the engine started with: the one a
 	// supervisor's SetJupyterState speaks of (jupyter_state.go).
@@ -154,13 +188,12 @@ type Engine struct {
 	// jupyterState is what that supervisor last said.
 	jupyterState atomic.Pointer[jupyter.ServerState]
 
-	resend resender // resend.go: the workbench's own calls
-
-	undo    *undoLog // undo.go: what it takes to revert each call's change
+	undo    *undoLog // what it takes to revert each call's change (undo.go)
 	undoSeq atomic.Uint64
 
 	execSeq atomic.Uint64
 	execs   sync.WaitGroup // executions still collecting outputs
+	checks  background     // freshness checks in flight (freshness.go)
 	closed  atomic.Bool
 }
 
@@ -195,7 +228,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	bus := NewBus()
+	bus := event.NewBus()
 	e := &Engine{
 		cfg:     cfg,
 		log:     log,
@@ -210,12 +243,17 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		started:  map[string]bool{},
 		retiring: map[string]chan struct{}{},
 	}
-	e.calls = newCallRegistry(bus)
-	e.undo = newUndoLog()
-	e.calls.undoable = e.undo.has
-	e.calls.jupyterURL = e.JupyterURL
+	e.undo = undo.NewLog[*document]()
 	e.first = client
-	e.calls.jupyterState = e.fillJupyterState
+	e.calls = calls.New(bus, calls.Options{
+		FillServer: func(st *event.ServerEvent) {
+			st.JupyterURL = e.JupyterURL()
+			e.fillJupyterState(st)
+		},
+		Undoable: e.undo.Has,
+		ClientOf: e.clientOf,
+		Log:      log,
+	})
 	if cfg.JupyterStarting {
 		e.jupyterState.Store(&jupyter.ServerState{Phase: jupyter.PhaseStarting})
 	}
@@ -231,7 +269,7 @@ func (e *Engine) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
-	e.closeResend()
+	e.calls.Close()
 	e.mu.Lock()
 	kernels := e.kernels
 	e.kernels = map[string]*kernelEntry{}
@@ -241,6 +279,9 @@ func (e *Engine) Close() error {
 	}
 	e.mu.Unlock()
 	stopWatching(docs...)
+	// A check of a file in flight may reload it and publish: it ends
+	// before the channels and the client go.
+	e.awaitClosing(e.checks.close(), "checks of notebook files still running at close")
 	// Closing a channel fails the runs on it with ErrDisconnected; their
 	// collectors then write what they have into the notebook and stop.
 	e.retireAll(kernels)
@@ -251,11 +292,7 @@ func (e *Engine) Close() error {
 	}
 	done := make(chan struct{})
 	go func() { e.execs.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		e.log.Warn("executions still saving outputs at close")
-	}
+	e.awaitClosing(done, "executions still saving outputs at close")
 	e.mu.Lock()
 	client := e.client
 	e.mu.Unlock()
@@ -263,6 +300,16 @@ func (e *Engine) Close() error {
 		client.CloseIdleConnections()
 	}
 	return nil
+}
+
+// awaitClosing waits a while for done as the engine closes, and says so
+// (stillRunning) when it has not come.
+func (e *Engine) awaitClosing(done <-chan struct{}, stillRunning string) {
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		e.log.Warn(stillRunning)
+	}
 }
 
 // CheckJupyter checks that the Jupyter server in use answers and accepts
@@ -273,7 +320,10 @@ func (e *Engine) CheckJupyter(ctx context.Context) error {
 }
 
 // Bus is the engine's event bus.
-func (e *Engine) Bus() *Bus { return e.bus }
+func (e *Engine) Bus() *event.Bus { return e.bus }
+
+// Calls is the call registry: admission, holds, decisions, resend.
+func (e *Engine) Calls() *calls.Registry { return e.calls }
 
 // JupyterURL is the base URL of the Jupyter server in use (no token).
 func (e *Engine) JupyterURL() string { return e.jupyterClient().BaseURL() }
@@ -286,7 +336,7 @@ func (e *Engine) jupyterClient() *jupyter.Client {
 }
 
 // publish hands an event to the bus.
-func (e *Engine) publish(ev Event) { e.bus.Publish(ev) }
+func (e *Engine) publish(ev event.Event) { e.bus.Publish(ev) }
 
 // CellRef addresses a cell: by ID when ID is set (the id wins), else by
 // Index. Neither set is an error naming both arguments.
@@ -316,9 +366,9 @@ type CellInfo struct {
 	Outputs        []notebook.Output
 }
 
-// SourceChange is the answer of an edit: the cell after the edit, its source
+// SourceEdit is the answer of an edit: the cell after the edit, its source
 // before, a unified diff, and how many replacements were made.
-type SourceChange struct {
+type SourceEdit struct {
 	Cell         CellInfo
 	OldSource    string
 	Diff         string

@@ -12,16 +12,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
-// The integration tests share one real Jupyter server: they are subtests of
-// TestJupyter (rather than using a TestMain, which the engine package's
-// other test files may want), so the server stops once they all finish.
-// Each subtest works in its own directory; tests that do not kill or
-// restart their kernel share one kernel to keep the suite fast.
+// The integration tests share one real Jupyter server, started by TestMain
+// and stopped once they all finish; the few that need it configured
+// otherwise share one per configuration (jupytertest.SharedWith), and only
+// a test that kills its server has one of its own. Each test works in its
+// own directory; the subtests of TestJupyter that do not kill or restart
+// their kernel share one kernel to keep the suite fast.
+
+func TestMain(m *testing.M) { os.Exit(jupytertest.StartMain(m)) }
 
 // fixture is one subtest's view of the shared server.
 type fixture struct {
@@ -93,7 +97,7 @@ func (f *fixture) path(name string) string { return f.dir + "/" + name }
 // use opens (or creates) a notebook on the shared kernel.
 func (f *fixture) use(t *testing.T, session, name, file, mode string) NotebookInfo {
 	t.Helper()
-	info, err := f.e.UseNotebook(ctxT(t), session, name, f.path(file), mode, f.shared.get(t, f.client))
+	info, err := f.e.UseNotebook(ctxT(t), UseRequest{Session: session, Name: name, Path: f.path(file), Mode: mode, KernelID: f.shared.get(t, f.client)})
 	if err != nil {
 		t.Fatalf("UseNotebook(%s, %s): %v", name, file, err)
 	}
@@ -104,7 +108,7 @@ func (f *fixture) use(t *testing.T, session, name, file, mode string) NotebookIn
 // test ends.
 func (f *fixture) useOwnKernel(t *testing.T, session, name, file, mode string) NotebookInfo {
 	t.Helper()
-	info, err := f.e.UseNotebook(ctxT(t), session, name, f.path(file), mode, "")
+	info, err := f.e.UseNotebook(ctxT(t), UseRequest{Session: session, Name: name, Path: f.path(file), Mode: mode})
 	if err != nil {
 		t.Fatalf("UseNotebook(%s, %s): %v", name, file, err)
 	}
@@ -212,7 +216,7 @@ func equalStrings(a, b []string) bool {
 }
 
 func TestJupyter(t *testing.T) {
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
 	shared := &sharedKernel{}
 	run := func(name string, f func(t *testing.T, fx *fixture), caps ...Capability) {
 		t.Run(name, func(t *testing.T) {
@@ -227,6 +231,7 @@ func TestJupyter(t *testing.T) {
 	run("ExternalEdit", testExternalEdit)
 	run("OutsideEditWatched", testOutsideEditWatched)
 	run("OutsideEditBeforeCall", testOutsideEditBeforeCall)
+	run("OutsideEditResaved", testOutsideEditResaved)
 	run("WatcherStops", testWatcherStops)
 	run("IndexEditAfterWatchedReload", testIndexEditAfterWatchedReload)
 	run("ConcurrentInserts", testConcurrentInserts)
@@ -234,7 +239,6 @@ func TestJupyter(t *testing.T) {
 	run("GroupCommitEdges", testGroupCommitEdges)
 	run("ReadsDuringSave", testReadsDuringSave)
 	run("SaveLock", testSaveLock)
-	run("SaveLockRefreshRetries", testSaveLockRefreshRetries)
 	run("ListFiles", testListFiles)
 	run("ListKernels", testListKernels)
 	run("ConnectJupyter", testConnectJupyter)
@@ -253,6 +257,7 @@ func TestJupyter(t *testing.T) {
 	run("RestartNotebook", testRestartNotebook)
 	run("Previews", testPreviews)
 	run("PreviewRestart", testPreviewRestart)
+	run("PreviewIsTheCall", testPreviewIsTheCall)
 	run("Undo", testUndo)
 }
 
@@ -272,25 +277,25 @@ func testUseNotebook(t *testing.T, f *fixture) {
 
 	// Create over an existing file, connect to a missing one.
 	f.writeBehind(t, "exists.ipynb", notebook.New())
-	_, err := e.UseNotebook(ctx, "s1", "other", f.path("exists.ipynb"), "create", kid)
+	_, err := e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "other", Path: f.path("exists.ipynb"), Mode: "create", KernelID: kid})
 	wantErrorAs[*NotebookExistsError](t, err)
-	_, err = e.UseNotebook(ctx, "s1", "missing", f.path("nope.ipynb"), "connect", kid)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "missing", Path: f.path("nope.ipynb"), Mode: "connect", KernelID: kid})
 	wantErrorAs[*NoFileError](t, err)
-	_, err = e.UseNotebook(ctx, "s1", "x", f.path("x.ipynb"), "open", kid)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "x", Path: f.path("x.ipynb"), Mode: "open", KernelID: kid})
 	if m := wantErrorAs[*ModeError](t, err); m.Mode != "open" {
 		t.Errorf("ModeError.Mode = %q, want open", m.Mode)
 	}
-	_, err = e.UseNotebook(ctx, "s1", "x", f.path("x.ipynb"), "create", "no-such-kernel")
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "x", Path: f.path("x.ipynb"), Mode: "create", KernelID: "no-such-kernel"})
 	wantUserError(t, err, "no kernel with id")
 	if _, err := os.Stat(f.srv.Path(f.path("x.ipynb"))); !os.IsNotExist(err) {
 		t.Errorf("a failed create left the file behind: %v", err)
 	}
 	// The name and the path are each bound once.
-	_, err = e.UseNotebook(ctx, "s1", "nb", f.path("b.ipynb"), "create", kid)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb", Path: f.path("b.ipynb"), Mode: "create", KernelID: kid})
 	if n := wantErrorAs[*NameInUseError](t, err); n.Name != "nb" || n.Path != f.path("a.ipynb") {
 		t.Errorf("NameInUseError = %+v", n)
 	}
-	_, err = e.UseNotebook(ctx, "s1", "nb2", f.path("a.ipynb"), "connect", kid)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb2", Path: f.path("a.ipynb"), Mode: "connect", KernelID: kid})
 	wantUserError(t, err, `as notebook "nb"`)
 	if !bytes.Equal(before, f.file(t, "a.ipynb")) {
 		t.Fatal("failed use_notebook calls changed the file")
@@ -316,7 +321,7 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if got, _ := e.Notebook("s1", ""); got.Name != "nb" {
 		t.Fatalf("s1 current = %q, want nb", got.Name)
 	}
-	again, err := e.UseNotebook(ctx, "s1", "nb2", f.path("b.ipynb"), "connect", "")
+	again, err := e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb2", Path: f.path("b.ipynb"), Mode: "connect"})
 	if err != nil || !again.Current {
 		t.Fatalf("re-using nb2: %+v, %v", again, err)
 	}
@@ -350,10 +355,10 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if n := wantErrorAs[*NoNotebookError](t, err); n.Closed == nil || n.Closed.Notebook != "nb2" || n.Closed.By.ID != "s1" || n.Closed.Cause != ClosedByUnuse {
 		t.Fatalf("s2 after the unuse: %+v", n)
 	}
-	if n := e.TakeNotice("s2"); n == nil || n.Notebook != "nb2" {
+	if n := e.TakeNotices("s2", "").Closed; n == nil || n.Notebook != "nb2" {
 		t.Fatalf("TakeNotice(s2) = %+v", n)
 	}
-	if n := e.TakeNotice("s2"); n != nil || e.TakeNotice("s1") != nil {
+	if n := e.TakeNotices("s2", "").Closed; n != nil || e.TakeNotices("s1", "").Closed != nil {
 		t.Fatalf("a notice is given once, and never to the session that unused: %+v", n)
 	}
 	_, err = e.UnuseNotebook(ctx, "s1", "nb2")
@@ -384,7 +389,7 @@ func testUseNotebook(t *testing.T, f *fixture) {
 		t.Fatalf("no Jupyter session binds %s to kernel %s: %+v", f.path("c.ipynb"), c.KernelID, sessions)
 	}
 	// The kernel use_notebook started is shut down with its notebook's
-	// release (kernel_release.go); using the notebook again starts another.
+	// release (kernels.go); using the notebook again starts another.
 	u, err = e.UnuseNotebook(ctx, "s3", "c")
 	if err != nil {
 		t.Fatal(err)
@@ -395,7 +400,7 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if _, err := f.client.GetKernel(ctx, c.KernelID); !jupyter.IsNotFound(err) {
 		t.Fatalf("kernel %s after its release: %v, want not found", c.KernelID, err)
 	}
-	c2, err := e.UseNotebook(ctx, "s3", "c", f.path("c.ipynb"), "connect", "")
+	c2, err := e.UseNotebook(ctx, UseRequest{Session: "s3", Name: "c", Path: f.path("c.ipynb"), Mode: "connect"})
 	if err != nil || c2.KernelID == "" || c2.KernelID == c.KernelID {
 		t.Fatalf("re-connect got kernel %s (%v), want a fresh one", c2.KernelID, err)
 	}
@@ -482,7 +487,7 @@ func testConnectJupyter(t *testing.T, f *fixture) {
 	if got := e.ListNotebooks("s"); len(got) != 0 {
 		t.Fatalf("notebooks survive a server switch: %+v", got)
 	}
-	if n := e.TakeNotice("s2"); n == nil || n.Cause != ClosedBySwitch || n.Notebook != "own" || n.By.ID != "s" {
+	if n := e.TakeNotices("s2", "").Closed; n == nil || n.Cause != ClosedBySwitch || n.Notebook != "own" || n.By.ID != "s" {
 		t.Fatalf("s2's notice: %+v", n)
 	}
 	if e.JupyterURL() != other {
@@ -502,21 +507,21 @@ func testEvents(t *testing.T, f *fixture) {
 	checkNoError(t, "insert", err)
 	_, _, err = e.EditCellSource(ctx, "s", "", CellRef{ID: c.ID}, "hello", "bye", false)
 	checkNoError(t, "edit", err)
-	want := []NotebookOp{"open", OpInsert, OpEdit}
-	var got []NotebookOp
+	want := []event.NotebookOp{"open", event.OpInsert, event.OpEdit}
+	var got []event.NotebookOp
 	timeout := time.After(10 * time.Second)
 	for len(got) < len(want) {
 		select {
 		case ev := <-sub.C():
 			switch ev.Type {
-			case EvNotebookOpened:
+			case event.EvNotebookOpened:
 				got = append(got, "open")
-			case EvNotebookChanged:
+			case event.EvNotebookChanged:
 				got = append(got, ev.Notebook.Op)
 				if ev.Notebook.Name != "nb" || ev.Notebook.Session != "s" || len(ev.Notebook.Cells) != 1 || ev.Notebook.Cells[0].ID != c.ID {
 					t.Errorf("event: %+v", ev.Notebook)
 				}
-				if ev.Notebook.Op == OpEdit && ev.Notebook.Cells[0].Source != "bye" {
+				if ev.Notebook.Op == event.OpEdit && ev.Notebook.Cells[0].Source != "bye" {
 					t.Errorf("edit event source %q", ev.Notebook.Cells[0].Source)
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // The engine's errors carry facts (which notebook, which index, the valid
@@ -32,14 +34,14 @@ const (
 	RoleTarget
 )
 
-// NoNotebookError: the call names no notebook in use. Name is empty when
-// the session has no current notebook. InUse lists the names in use.
-// Closed, when set, is how another session closed the notebook this
+// NoNotebookError reports that the call names no notebook in use. Name is
+// empty when the session has no current notebook. InUse lists the names in
+// use. Closed, when set, is how another session closed the notebook this
 // session was using (its notice, not yet taken).
 type NoNotebookError struct {
 	Name   string
 	InUse  []string
-	Closed *NotebookClosed
+	Closed *ClosedNotice
 }
 
 func (e *NoNotebookError) Error() string {
@@ -59,9 +61,9 @@ func (e *NoNotebookError) InUseClause() string {
 
 func (*NoNotebookError) CallerCanFix() bool { return true }
 
-// CellIndexError: a cell index outside the notebook. Count is the number of
-// cells; for an insert (Insert) the valid positions are 0..Count, or -1 to
-// append.
+// CellIndexError reports a cell index outside the notebook. Count is the
+// number of cells; for an insert (Insert) the valid positions are 0..Count,
+// or -1 to append.
 type CellIndexError struct {
 	Notebook string
 	Index    int
@@ -82,7 +84,7 @@ func (e *CellIndexError) Error() string {
 
 func (*CellIndexError) CallerCanFix() bool { return true }
 
-// CellIDError: no cell of the notebook has this id.
+// CellIDError reports that no cell of the notebook has this id.
 type CellIDError struct {
 	Notebook string
 	ID       string
@@ -95,8 +97,8 @@ func (e *CellIDError) Error() string {
 
 func (*CellIDError) CallerCanFix() bool { return true }
 
-// NoCellError: the call named no cell (neither an index nor an id). Several
-// is set when it takes a list of cells.
+// NoCellError reports that the call named no cell (neither an index nor an
+// id). Several is set when it takes a list of cells.
 type NoCellError struct {
 	Role    CellRole
 	Several bool
@@ -111,7 +113,7 @@ func (e *NoCellError) Error() string {
 
 func (*NoCellError) CallerCanFix() bool { return true }
 
-// CellTypeError: a cell type other than code, markdown and raw.
+// CellTypeError reports a cell type other than code, markdown and raw.
 type CellTypeError struct{ Type string }
 
 func (e *CellTypeError) Error() string {
@@ -120,7 +122,7 @@ func (e *CellTypeError) Error() string {
 
 func (*CellTypeError) CallerCanFix() bool { return true }
 
-// StartIndexError: a read that starts before the first cell or past the
+// StartIndexError reports a read that starts before the first cell or past the
 // last one. Count is the number of cells.
 type StartIndexError struct {
 	Notebook string
@@ -148,9 +150,9 @@ const (
 	EditAmbiguous                    // the text occurs more than once
 )
 
-// EditError: a find-and-replace edit was refused. Index, CellID, Source (the
-// start of the cell's source) and Count (occurrences) describe the cell for
-// EditNotFound and EditAmbiguous.
+// EditError reports that a find-and-replace edit was refused. Index, CellID,
+// Source (the start of the cell's source) and Count (occurrences) describe
+// the cell for EditNotFound and EditAmbiguous.
 type EditError struct {
 	Problem EditProblem
 	Index   int
@@ -196,15 +198,16 @@ var fieldWords = [...]string{
 	FieldSandboxName:  "a sandbox name",
 }
 
-// RequiredError: a required value is empty.
+// RequiredError reports that a required value is empty.
 type RequiredError struct{ Field Field }
 
 func (e *RequiredError) Error() string { return fieldWords[e.Field] + " is required" }
 
 func (*RequiredError) CallerCanFix() bool { return true }
 
-// NotebookPathError: a path that cannot be a notebook. Root: it names the
-// root directory; otherwise a notebook to create lacks the .ipynb suffix.
+// NotebookPathError reports a path that cannot be a notebook. Root: it names
+// the root directory; otherwise a notebook to create lacks the .ipynb
+// suffix.
 type NotebookPathError struct {
 	Path string
 	Root bool
@@ -219,7 +222,7 @@ func (e *NotebookPathError) Error() string {
 
 func (*NotebookPathError) CallerCanFix() bool { return true }
 
-// ModeError: an open mode other than connect and create.
+// ModeError reports an open mode other than connect and create.
 type ModeError struct{ Mode string }
 
 func (e *ModeError) Error() string {
@@ -228,7 +231,8 @@ func (e *ModeError) Error() string {
 
 func (*ModeError) CallerCanFix() bool { return true }
 
-// NotebookExistsError: creating a notebook where a file already is.
+// NotebookExistsError reports an attempt to create a notebook where a file
+// already is.
 type NotebookExistsError struct{ Path string }
 
 func (e *NotebookExistsError) Error() string {
@@ -237,7 +241,8 @@ func (e *NotebookExistsError) Error() string {
 
 func (*NotebookExistsError) CallerCanFix() bool { return true }
 
-// NoFileError: no file (or directory) at the path on the Jupyter server.
+// NoFileError reports that there is no file (or directory) at the path on
+// the Jupyter server.
 type NoFileError struct{ Path string }
 
 func (e *NoFileError) Error() string {
@@ -246,8 +251,8 @@ func (e *NoFileError) Error() string {
 
 func (*NoFileError) CallerCanFix() bool { return true }
 
-// NameInUseError: the notebook name is bound to another path (Path) than
-// the one asked for (Want).
+// NameInUseError reports that the notebook name is bound to another path
+// (Path) than the one asked for (Want).
 type NameInUseError struct{ Name, Path, Want string }
 
 func (e *NameInUseError) Error() string {
@@ -256,7 +261,8 @@ func (e *NameInUseError) Error() string {
 
 func (*NameInUseError) CallerCanFix() bool { return true }
 
-// PathInUseError: the path is already open under another notebook name.
+// PathInUseError reports that the path is already open under another
+// notebook name.
 type PathInUseError struct{ Path, Notebook string }
 
 func (e *PathInUseError) Error() string {
@@ -265,8 +271,8 @@ func (e *PathInUseError) Error() string {
 
 func (*PathInUseError) CallerCanFix() bool { return true }
 
-// KernelMismatchError: the notebook is in use on Kernel; the call asked for
-// Want.
+// KernelMismatchError reports that the notebook is in use on Kernel; the
+// call asked for Want.
 type KernelMismatchError struct{ Notebook, Kernel, Want string }
 
 func (e *KernelMismatchError) Error() string {
@@ -275,8 +281,8 @@ func (e *KernelMismatchError) Error() string {
 
 func (*KernelMismatchError) CallerCanFix() bool { return true }
 
-// ServerSwitchedError: the Jupyter server changed while Path was being
-// opened; nothing was opened.
+// ServerSwitchedError reports that the Jupyter server changed while Path was
+// being opened; nothing was opened.
 type ServerSwitchedError struct{ Path string }
 
 func (e *ServerSwitchedError) Error() string {
@@ -285,9 +291,9 @@ func (e *ServerSwitchedError) Error() string {
 
 func (*ServerSwitchedError) CallerCanFix() bool { return true }
 
-// NotebookReloadedError: someone else wrote the notebook's file; it was
-// reloaded, and a change by cell index was refused since indices may have
-// moved.
+// NotebookReloadedError reports that someone else wrote the notebook's file;
+// it was reloaded, and a change by cell index was refused since indices may
+// have moved.
 type NotebookReloadedError struct{ Notebook string }
 
 func (e *NotebookReloadedError) Error() string {
@@ -296,7 +302,8 @@ func (e *NotebookReloadedError) Error() string {
 
 func (*NotebookReloadedError) CallerCanFix() bool { return true }
 
-// NotebookFileGoneError: the file of a notebook in use was deleted or moved.
+// NotebookFileGoneError reports that the file of a notebook in use was
+// deleted or moved.
 type NotebookFileGoneError struct{ Notebook, Path string }
 
 func (e *NotebookFileGoneError) Error() string {
@@ -305,9 +312,9 @@ func (e *NotebookFileGoneError) Error() string {
 
 func (*NotebookFileGoneError) CallerCanFix() bool { return true }
 
-// UnknownKernelError: the Jupyter server has no kernel with this id. The
-// ids it has are not listed: on a shared server they are other users'
-// kernels too, and an id is all it takes to run code on one.
+// UnknownKernelError reports that the Jupyter server has no kernel with this
+// id. The ids it has are not listed: on a shared server they are other
+// users' kernels too, and an id is all it takes to run code on one.
 type UnknownKernelError struct {
 	KernelID string
 }
@@ -318,25 +325,7 @@ func (e *UnknownKernelError) Error() string {
 
 func (*UnknownKernelError) CallerCanFix() bool { return true }
 
-// KernelDiedError: the kernel died while running code; its state is lost.
-// Notebook and Index/CellID are set when the code was a notebook's cell.
-type KernelDiedError struct {
-	KernelID string
-	Notebook string
-	Index    int
-	CellID   string
-}
-
-func (e *KernelDiedError) Error() string {
-	if e.Notebook != "" {
-		return fmt.Sprintf("the kernel died while running cell %d (id %q) of notebook %q (its state is lost); outputs printed before it died are in the cell", e.Index, e.CellID, e.Notebook)
-	}
-	return fmt.Sprintf("kernel %s died while running the code (its state is lost)", e.KernelID)
-}
-
-func (*KernelDiedError) CallerCanFix() bool { return true }
-
-// DepthError: a listing depth outside 0..Max.
+// DepthError reports a listing depth outside 0..Max.
 type DepthError struct{ Depth, Max int }
 
 func (e *DepthError) Error() string {
@@ -345,8 +334,8 @@ func (e *DepthError) Error() string {
 
 func (*DepthError) CallerCanFix() bool { return true }
 
-// SandboxExistsError: a sandbox has this name already (Launching: one is
-// being launched under it right now).
+// SandboxExistsError reports that a sandbox has this name already
+// (Launching: one is being launched under it right now).
 type SandboxExistsError struct {
 	Name, Variant, ID string
 	Launching         bool
@@ -361,8 +350,8 @@ func (e *SandboxExistsError) Error() string {
 
 func (*SandboxExistsError) CallerCanFix() bool { return true }
 
-// UnknownSandboxError: no sandbox has this name. Names lists the launched
-// ones.
+// UnknownSandboxError reports that no sandbox has this name. Names lists the
+// launched ones.
 type UnknownSandboxError struct {
 	Name  string
 	Names []string
@@ -386,8 +375,8 @@ func (e *UnknownSandboxError) Launched() string {
 
 func (*UnknownSandboxError) CallerCanFix() bool { return true }
 
-// SandboxDownError: the sandbox cannot run code: it failed (its process or
-// kernel died) or it is in State.
+// SandboxDownError reports that the sandbox cannot run code: it failed (its
+// process or kernel died) or it is in State.
 type SandboxDownError struct {
 	Name, Variant, State string
 	Failed               bool
@@ -402,8 +391,8 @@ func (e *SandboxDownError) Error() string {
 
 func (*SandboxDownError) CallerCanFix() bool { return true }
 
-// SandboxNotKernelError: a notebook was to attach to a sandbox that is not
-// a Jupyter kernel.
+// SandboxNotKernelError reports that a notebook was to attach to a sandbox
+// that is not a Jupyter kernel.
 type SandboxNotKernelError struct{ Name, Variant string }
 
 func (e *SandboxNotKernelError) Error() string {
@@ -412,7 +401,7 @@ func (e *SandboxNotKernelError) Error() string {
 
 func (*SandboxNotKernelError) CallerCanFix() bool { return true }
 
-// LimitError: a negative count of items to return.
+// LimitError reports a negative count of items to return.
 type LimitError struct{ Limit int }
 
 func (e *LimitError) Error() string {
@@ -421,7 +410,7 @@ func (e *LimitError) Error() string {
 
 func (*LimitError) CallerCanFix() bool { return true }
 
-// PatternError: a file name pattern that is not a valid glob.
+// PatternError reports a file name pattern that is not a valid glob.
 type PatternError struct{ Pattern string }
 
 func (e *PatternError) Error() string {
@@ -430,7 +419,7 @@ func (e *PatternError) Error() string {
 
 func (*PatternError) CallerCanFix() bool { return true }
 
-// SandboxTimeoutError: a sandbox's default execution timeout below one
+// SandboxTimeoutError reports a sandbox's default execution timeout below one
 // second, or above Max (this server's longest).
 type SandboxTimeoutError struct{ Timeout, Max time.Duration }
 
@@ -443,9 +432,9 @@ func (e *SandboxTimeoutError) Error() string {
 
 func (*SandboxTimeoutError) CallerCanFix() bool { return true }
 
-// SandboxServerError: the Jupyter server named for a jupyter-server sandbox
-// is unusable (Err says why), or none was named and none is connected (Err
-// nil).
+// SandboxServerError reports that the Jupyter server named for a
+// jupyter-server sandbox is unusable (Err says why), or none was named and
+// none is connected (Err nil).
 type SandboxServerError struct{ Err error }
 
 func (e *SandboxServerError) Error() string {
@@ -458,3 +447,71 @@ func (e *SandboxServerError) Error() string {
 func (e *SandboxServerError) Unwrap() error { return e.Err }
 
 func (*SandboxServerError) CallerCanFix() bool { return true }
+
+// KernelLostError reports that the kernel went away, and its state (variables,
+// imports, loaded data) with it. Notebook is set when it was a notebook's
+// kernel; During when code was running on it then (Index and CellID name
+// the cell, when it was one), otherwise the code was not sent.
+type KernelLostError struct {
+	KernelID string
+	Notebook string
+	What     event.KernelLoss
+	During   bool
+	Index    int
+	CellID   string
+}
+
+func (e *KernelLostError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel %s", e.KernelID)
+	if e.Notebook != "" {
+		fmt.Fprintf(&b, " of notebook %q", e.Notebook)
+	}
+	switch e.What {
+	case event.KernelShutDown:
+		b.WriteString(" was shut down from outside this server")
+	case event.KernelGone:
+		b.WriteString(" no longer exists on the Jupyter server (it was shut down, or the server restarted)")
+	case event.KernelDied:
+		b.WriteString(" died and Jupyter did not restart it")
+	case event.KernelRestartedAfterCrash:
+		b.WriteString(" died and Jupyter restarted it")
+	case event.KernelRestartedOutside:
+		b.WriteString(" was restarted from outside this server")
+	default:
+		b.WriteString(" was lost")
+	}
+	switch {
+	case e.During && e.CellID != "":
+		fmt.Fprintf(&b, " while it ran cell %d (id %q)", e.Index, e.CellID)
+	case e.During:
+		b.WriteString(" while it ran the code")
+	default:
+		b.WriteString("; the code was not run")
+	}
+	b.WriteString("; its state (variables, imports, loaded data) is gone")
+	return b.String()
+}
+
+// CallerCanFix: restarting the kernel is the caller's move.
+func (*KernelLostError) CallerCanFix() bool { return true }
+
+// CodeNULError reports that the code holds a NUL byte, which ipykernel
+// cannot handle and answers with silence; it is refused before it is sent.
+type CodeNULError struct{ Offset int }
+
+func (e *CodeNULError) Error() string {
+	return fmt.Sprintf("the code contains a NUL byte (at byte %d), which the kernel cannot run; it was not sent", e.Offset)
+}
+
+func (*CodeNULError) CallerCanFix() bool { return true }
+
+// NoReplyError reports that the kernel took the code, went idle, and never
+// answered.
+type NoReplyError struct{ KernelID, Notebook string }
+
+func (e *NoReplyError) Error() string {
+	return fmt.Sprintf("kernel %s went idle without answering the code (it could not handle the request)", e.KernelID)
+}
+
+func (*NoReplyError) CallerCanFix() bool { return true }

@@ -2,28 +2,21 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
-// flushInterval is how often a running cell's outputs are written into its
-// notebook and saved: often enough that a reader sees progress, rarely
-// enough that a chatty cell does not turn into a save storm.
-const flushInterval = time.Second
-
-// abortGrace is how long a cancelled call waits for the interrupted kernel
-// to report the end of the run, so that the KeyboardInterrupt is part of
-// what it returns.
-const abortGrace = 5 * time.Second
+// Running code: the calls that run a notebook's cell or code on a kernel,
+// send it, wait for the run (or its timeout, or the caller's
+// cancellation), and turn how it ended into the call's answer.
 
 // Execution statuses beyond the kernel's ok, error and aborted.
 const (
@@ -31,63 +24,6 @@ const (
 	statusDied        = "died"        // the kernel died during the run
 	statusInterrupted = "interrupted" // ExecEvent: a cancelled call interrupted it
 )
-
-// stdinHint explains the StdinNotImplementedError that input() raises: cells
-// run without stdin so that no execution ever waits for a person to type.
-const stdinHint = "Note: input() and getpass() cannot be answered here: code runs without stdin, so the kernel raised StdinNotImplementedError at once. Put the value in the code instead.\n"
-
-// execution is one execute_request in flight and what it produced. The
-// kernel channel hands the run's messages to handle and its end to runEnded,
-// on the channel's reader goroutine, so that an output reaches the waiting
-// call without passing through goroutines of its own. The calling method
-// waits on done, on its timeout or on its context, and may return before
-// the run ends, in which case outputs keep being written into the notebook
-// (by a timer every flushInterval, and once at the end).
-type execution struct {
-	e       *Engine
-	id      string
-	doc     *document // nil for execute_code
-	cellID  string
-	index   int // the cell's index when the run started
-	kernel  *kernelEntry
-	client  *jupyter.Client
-	started time.Time
-	callID  string
-
-	// ready is closed once the execution is registered (or failed to
-	// start: then startFailed is set). The channel may deliver messages
-	// before the request's write returns; they wait for it, so that
-	// EvExecStarted comes first and finishing finds the run registered.
-	ready       chan struct{}
-	startFailed bool
-
-	done       chan struct{} // closed once the run ended and its outputs are saved
-	finishOnce sync.Once
-
-	mu           sync.Mutex // guards the fields below
-	outs         []*outputState
-	live         output.Live // the outputs as observers see them arrive
-	pendingClear bool        // clear_output(wait=True): clear before the next output
-	count        *int
-	version      int // bumped by every change of outputs or count
-	status       string
-	err          error // ErrKernelDied, ErrDisconnected, ...
-	restarted    bool
-	interrupted  bool
-	ended        bool        // the run finished or was abandoned: later messages are dropped
-	flushTimer   *time.Timer // a pending timed flush, or nil
-
-	flushMu sync.Mutex // serializes notebook writes of this run
-	flushed int        // the version last saved
-}
-
-// outputState is one output being built. Stream text accumulates in a
-// builder, so a cell printing megabytes in small chunks costs linear time.
-type outputState struct {
-	out       notebook.Output
-	text      *strings.Builder // stream outputs
-	displayID string
-}
 
 // timeout applies the default and the cap to a requested timeout.
 func (e *Engine) timeout(t time.Duration) time.Duration {
@@ -105,66 +41,43 @@ func (e *Engine) timeout(t time.Duration) time.Duration {
 // StillRunning set, and the outputs keep being collected into the notebook
 // until the run ends. When ctx is cancelled, the kernel is interrupted and
 // the partial result (Status "aborted") comes back with an error wrapping
-// ctx.Err(). A dead kernel is a *KernelDiedError, unless kernel.auto-restart
-// is on: then the kernel is restarted and the result has KernelRestarted set.
+// ctx.Err(). A kernel that dies or goes away during the run is a
+// *KernelLostError, unless it died and kernel.auto-restart is on: then the
+// kernel is restarted and the result has KernelRestarted set.
 func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref CellRef, opts ExecOptions) (ExecResult, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
 		return ExecResult{}, err
 	}
-	var (
-		cellID, code string
-		index        int
-	)
 	// Clearing the outputs before a run is not kept for undo: the run's
 	// outputs follow it at once.
-	err = e.mutate(withoutUndo(ctx), d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		i, err := resolveCell(nb, d.name, ref, RoleCell)
-		if err != nil {
-			return nil, err
-		}
-		c := nb.Cells[i]
-		if c.Type != notebook.Code {
-			return nil, Userf("cell %d (id %q) is a %s cell; only code cells can be executed", i, c.ID, c.Type)
-		}
-		if err := checkCode(c.Source); err != nil {
-			return nil, err
-		}
-		cellID, code, index = c.ID, c.Source, i
-		if len(c.Outputs) == 0 && c.ExecutionCount == nil {
-			return nil, errNoChange
-		}
-		nc := *c
-		nc.Outputs = []notebook.Output{}
-		nc.ExecutionCount = nil
-		nb.Cells[i] = &nc
-		return []NotebookEvent{{Op: OpClearOutput, Index: i, Cells: []CellSnapshot{e.snapshotCell(d.name, &nc)}}}, nil
-	})
-	if err != nil {
+	m := &clearOutputs{onNotebook: e.on(d), ref: ref, forRun: true}
+	if err := e.commit(withoutUndo(ctx), d, session, m); err != nil {
 		return ExecResult{}, err
 	}
-	return e.runCell(ctx, d, cellID, index, code, opts)
+	return e.runCell(ctx, d, m.cell.ID, m.cell.Index, m.cell.Source, opts)
 }
 
 // InsertExecuteCell inserts a code cell at index (-1 appends) and runs it.
 func (e *Engine) InsertExecuteCell(ctx context.Context, session, name string, index int, source string, opts ExecOptions) (ExecResult, error) {
-	if err := checkCode(source); err != nil {
-		return ExecResult{}, err
-	}
-	_, cell, err := e.InsertCell(ctx, session, name, index, notebook.Code, source)
-	if err != nil {
+	m := &insertCell{index: index, cellType: notebook.Code, source: source, run: true}
+	if err := m.check(); err != nil {
 		return ExecResult{}, err
 	}
 	d, err := e.lookup(session, name)
 	if err != nil {
 		return ExecResult{}, err
 	}
-	return e.runCell(ctx, d, cell.ID, cell.Index, source, opts)
+	m.onNotebook = e.on(d)
+	if err := e.commit(ctx, d, session, m); err != nil {
+		return ExecResult{}, err
+	}
+	return e.runCell(ctx, d, m.inserted.ID, m.inserted.Index, source, opts)
 }
 
 // runCell executes code as the cell cellID of d.
 func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index int, code string, opts ExecOptions) (ExecResult, error) {
-	x, err := e.startExecution(ctx, d.kernel, d, d.client, cellID, index, code, opts)
+	x, err := e.startExecution(ctx, d.kernel, d, d.file.Client(), cellID, index, code, opts)
 	if err != nil {
 		return ExecResult{}, err
 	}
@@ -180,14 +93,8 @@ func (e *Engine) runCell(ctx context.Context, d *document, cellID string, index 
 	if err != nil {
 		return res.ExecResult, err
 	}
-	if err := runError(d.kernel, d, index, cellID, res); err != nil {
+	if err := e.runFailure(d.kernel, d, d.file.Client(), index, cellID, res); err != nil {
 		return ExecResult{}, err
-	}
-	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
-		return ExecResult{}, &KernelDiedError{KernelID: d.kernel.id, Notebook: d.name, Index: index, CellID: cellID}
-	}
-	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
-		return ExecResult{}, fmt.Errorf("running cell %d of notebook %q: %w", index, d.name, whyDisconnected(d.client, res.err))
 	}
 	return res.ExecResult, nil
 }
@@ -224,35 +131,18 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 		if err != nil {
 			return ExecResult{}, err
 		}
-		k, client = d.kernel, d.client
+		k, client = d.kernel, d.file.Client()
 	}
 	x, err := e.startExecution(ctx, k, nil, client, "", -1, code, opts)
 	if err != nil {
-		var lost *KernelLostError
-		if errors.As(err, &lost) {
-			lost.Notebook = docName(d)
-			if d == nil {
-				e.settleLoss(k, lost)
-			}
-		}
-		return ExecResult{}, err
+		return ExecResult{}, e.named(k, d, err)
 	}
 	res, err := e.await(ctx, x, opts)
 	if err != nil {
 		return res.ExecResult, err
 	}
-	if err := runError(k, d, -1, "", res); err != nil {
-		var lost *KernelLostError
-		if errors.As(err, &lost) && d == nil {
-			e.settleLoss(k, lost)
-		}
+	if err := e.runFailure(k, d, client, -1, "", res); err != nil {
 		return ExecResult{}, err
-	}
-	if errors.Is(res.err, jupyter.ErrKernelDied) && !res.KernelRestarted {
-		return ExecResult{}, &KernelDiedError{KernelID: k.id}
-	}
-	if res.err != nil && !errors.Is(res.err, jupyter.ErrKernelDied) {
-		return ExecResult{}, fmt.Errorf("running code on kernel %s: %w", k.id, whyDisconnected(client, res.err))
 	}
 	return res.ExecResult, nil
 }
@@ -261,7 +151,7 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 // as the channel delivers them.
 func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document, client *jupyter.Client, cellID string, index int, code string, opts ExecOptions) (*execution, error) {
 	if e.closed.Load() {
-		return nil, errors.New("the server is shutting down")
+		return nil, errClosing
 	}
 	if err := checkCode(code); err != nil {
 		return nil, err
@@ -314,8 +204,8 @@ func (e *Engine) startExecution(ctx context.Context, k *kernelEntry, d *document
 	k.execs[x] = struct{}{}
 	e.mu.Unlock()
 	e.execs.Add(1)
-	e.publish(Event{Type: EvExecStarted, Exec: &ExecEvent{
-		ID: x.id, Notebook: x.docName(), CellID: cellID, KernelID: k.id, CallID: x.callID, Code: code,
+	e.publish(event.Event{Type: event.EvExecStarted, Exec: &event.ExecEvent{
+		ID: x.id, Notebook: x.doc.notebookName(), CellID: cellID, KernelID: k.id, CallID: x.callID, Code: code,
 	}})
 	close(x.ready)
 	return x, nil
@@ -348,13 +238,6 @@ func (e *Engine) endRunAsync(k *kernelEntry) {
 			e.retireKernel(k)
 		}()
 	}
-}
-
-func (x *execution) docName() string {
-	if x.doc == nil {
-		return ""
-	}
-	return x.doc.name
 }
 
 // execOutcome is an ExecResult plus the run's failure, if any.
@@ -415,380 +298,86 @@ func (e *Engine) await(ctx context.Context, x *execution, opts ExecOptions) (exe
 	}
 }
 
-// abort interrupts the kernel for a cancelled call and returns what the run
-// produced, with an error wrapping the context's.
-func (x *execution) abort(ctx context.Context) (execOutcome, error) {
-	x.mu.Lock()
-	x.interrupted = true
-	x.mu.Unlock()
-	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := x.client.InterruptKernel(ictx, x.kernel.id); err != nil {
-		x.e.log.Warn("interrupting a kernel for a cancelled call", "kernel", x.kernel.id, "err", err)
+// checkCode refuses code the kernel would never answer.
+func checkCode(code string) error {
+	if i := strings.IndexByte(code, 0); i >= 0 {
+		return &CodeNULError{Offset: i}
 	}
-	finished := true
-	select {
-	case <-x.done:
-	case <-time.After(abortGrace):
-		finished = false
-		x.flush()
-	}
-	out := x.outcome(!finished)
-	out.Status = "aborted"
-	return out, fmt.Errorf("the execution was cancelled and kernel %s was interrupted: %w", x.kernel.id, context.Cause(ctx))
+	return nil
 }
 
-// outcome builds the result from what the run has produced so far.
-func (x *execution) outcome(stillRunning bool) execOutcome {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	outs := x.materializeLocked()
-	status := x.status
-	if stillRunning {
-		status = statusRunning
+// runFailure is the one way a run that ended (the call was not cancelled)
+// becomes the error its call returns: nil for a run that ended normally, or
+// whose kernel auto-restart replaced; a kernel that died or went away
+// during it named (*KernelLostError); a missing reply named; any other
+// failure (the channel lost) wrapped with what was running. d is the
+// notebook whose kernel k is, nil for a kernel named by id; index and
+// cellID name the cell that ran, when one did.
+func (e *Engine) runFailure(k *kernelEntry, d *document, client *jupyter.Client, index int, cellID string, res execOutcome) error {
+	if res.err == nil || res.KernelRestarted {
+		return nil
 	}
-	for _, o := range outs {
-		if o.OutputType == notebook.Error && o.EName == "StdinNotImplementedError" {
-			outs = append(outs, notebook.Output{OutputType: notebook.Stream, Name: "stderr", Text: stdinHint})
-			break
-		}
-	}
-	return execOutcome{
-		ExecResult: ExecResult{
-			ExecID:          x.id,
-			KernelID:        x.kernel.id,
-			Outputs:         outs,
-			ExecutionCount:  x.count,
-			Status:          status,
-			StillRunning:    stillRunning,
-			Elapsed:         time.Since(x.started),
-			KernelRestarted: x.restarted,
-		},
-		err: x.err,
-	}
-}
-
-// materializeLocked returns the outputs as nbformat outputs. The slice is
-// new; stream texts share the builders' memory, which only ever grows.
-func (x *execution) materializeLocked() []notebook.Output {
-	outs := make([]notebook.Output, len(x.outs))
-	for i, st := range x.outs {
-		outs[i] = st.out
-		if st.text != nil {
-			outs[i].Text = st.text.String()
-		}
-	}
-	return outs
-}
-
-// runEnded is the channel telling that the run is over. A run of
-// execute_code that ended normally is finished right here: there is nothing
-// to save, and the waiting call wakes without another goroutine in
-// between. Anything else (saving a notebook, restarting a dead kernel) may
-// block, so it is done on a goroutine of its own rather than on the
-// channel's reader.
-func (x *execution) runEnded(reply *jupyter.ExecuteReply, err error) {
-	<-x.ready
-	if x.startFailed {
-		return
-	}
-	if err == nil && x.unaskedInterrupt(reply) {
-		// Jupyter interrupts a kernel before it shuts it down or restarts
-		// it: wait a moment for word of that, so the result names it.
-		lost := x.kernel.conn.LostSignal()
-		go func() {
-			select {
-			case <-lost:
-				err = x.kernel.conn.Lost()
-			case <-time.After(lostGrace):
-			}
-			x.finish(reply, err)
-		}()
-		return
-	}
-	if x.doc == nil && err == nil {
-		x.finish(reply, nil)
-		return
-	}
-	go x.finish(reply, err)
-}
-
-// unaskedInterrupt reports whether the run ended in a KeyboardInterrupt
-// that no call here asked for.
-func (x *execution) unaskedInterrupt(reply *jupyter.ExecuteReply) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return reply != nil && reply.EName == "KeyboardInterrupt" && !x.interrupted
-}
-
-// abandon ends a run that can never end on its own: its kernel was
-// restarted under it, and a server without autorestart sends no word of
-// that on the channel. err says why.
-func (x *execution) abandon(err error) {
-	<-x.ready
-	if x.startFailed {
-		return
-	}
-	go x.finish(nil, err)
-}
-
-// finish records how the run ended, saves the outputs, and wakes the
-// waiting call. Only the first call does anything: the run may be both
-// abandoned and ended by the channel.
-func (x *execution) finish(reply *jupyter.ExecuteReply, err error) {
-	x.finishOnce.Do(func() { x.finishRun(reply, err) })
-}
-
-func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
-	defer x.e.execs.Done()
-	defer x.e.endRunAsync(x.kernel)
-	defer func() {
-		x.e.mu.Lock()
-		delete(x.kernel.execs, x)
-		x.e.mu.Unlock()
-	}()
-	status := ""
-	x.mu.Lock()
-	x.ended = true
-	if x.flushTimer != nil {
-		x.flushTimer.Stop()
-		x.flushTimer = nil
-	}
+	var le *jupyter.LostError
 	switch {
-	case err != nil:
-		x.err = err
-		x.status = "aborted"
-		var lost *jupyter.LostError
-		if errors.Is(err, jupyter.ErrKernelDied) || errors.As(err, &lost) {
-			x.status = statusDied
+	case errors.As(res.err, &le):
+		return e.named(k, d, &KernelLostError{KernelID: k.id, What: lossOf(le), During: true, Index: index, CellID: cellID})
+	case errors.Is(res.err, jupyter.ErrKernelDied):
+		// The server said the process died, or a restart here ended the
+		// run. The channel still names the loss to the next call.
+		return &KernelLostError{KernelID: k.id, Notebook: d.notebookName(), What: event.KernelDied, During: true, Index: index, CellID: cellID}
+	case errors.Is(res.err, jupyter.ErrNoReply):
+		return &NoReplyError{KernelID: k.id, Notebook: d.notebookName()}
+	case cellID != "":
+		return fmt.Errorf("running cell %d of notebook %q: %w", index, d.notebookName(), whyDisconnected(client, res.err))
+	}
+	return fmt.Errorf("running code on kernel %s: %w", k.id, whyDisconnected(client, res.err))
+}
+
+// named gives err, when it is a lost kernel's, the notebook d (nil: none)
+// and, for a kernel run on without a notebook, settles the loss.
+func (e *Engine) named(k *kernelEntry, d *document, err error) error {
+	var lost *KernelLostError
+	if errors.As(err, &lost) {
+		lost.Notebook = d.notebookName()
+		if d == nil {
+			e.settleLoss(k, lost)
 		}
+	}
+	return err
+}
+
+// sendError names why code could not be sent to kernel k, when the kernel
+// is the reason.
+func sendError(k *kernelEntry, d *document, err error) error {
+	lost := &KernelLostError{KernelID: k.id, Notebook: d.notebookName()}
+	var le *jupyter.LostError
+	switch {
+	case errors.As(err, &le):
+		lost.What = lossOf(le)
+	case jupyter.IsNotFound(err):
+		lost.What = event.KernelGone
 	default:
-		x.status = reply.Status
-		if x.count == nil && reply.ExecutionCount > 0 {
-			n := reply.ExecutionCount
-			x.count = &n
-			x.version++
-		}
+		return nil
 	}
-	status = x.status
-	if x.interrupted {
-		status = statusInterrupted
-	}
-	x.mu.Unlock()
-	if errors.Is(err, jupyter.ErrKernelDied) && x.e.capabilityEnabled(CapKernelAutoRestart) {
-		x.restartKernel()
-	}
-	x.flush()
-	if x.doc != nil {
-		x.doc.doneRunning(x)
-	}
-	x.e.publish(Event{Type: EvExecFinished, Exec: &ExecEvent{
-		ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID,
-		Status: status, Elapsed: time.Since(x.started),
-	}})
-	close(x.done)
+	return lost
 }
 
-// restartKernel replaces a kernel that died during the run
-// (kernel.auto-restart). A server with its own autorestart may already be
-// restarting it: then our request fails while it is at it, and the kernel
-// comes back by itself, which the loop notices.
-func (x *execution) restartKernel() {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	crashed := crashedLoss(x.kernel.conn)
-	x.kernel.conn.BeginRestart()
-	defer x.kernel.conn.EndRestart()
-	if crashed && waitKernelReady(ctx, x.kernel.conn) == nil {
-		// Jupyter's restarter already put a fresh process in its place; a
-		// restart request crossing it could leave the kernel dead.
-		x.mu.Lock()
-		x.restarted = true
-		x.mu.Unlock()
+// settleLoss runs after a call on a kernel with no notebook (execute_code
+// with a kernel id) was told of its loss: that caller has been told, so a
+// kernel restarted outside takes code again, and one that is gone is
+// forgotten, so that naming it again finds it unknown.
+func (e *Engine) settleLoss(k *kernelEntry, lost *KernelLostError) {
+	if lost.What.Exists() {
+		k.conn.Acknowledge()
 		return
 	}
-	for {
-		_, err := x.client.RestartKernel(ctx, x.kernel.id)
-		if err == nil {
-			break
-		}
-		if k, gerr := x.client.GetKernel(ctx, x.kernel.id); gerr == nil && (k.ExecutionState == "idle" || k.ExecutionState == "busy") {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			x.e.log.Warn("restarting a dead kernel (kernel.auto-restart)", "kernel", x.kernel.id, "err", err)
-			return
-		case <-time.After(500 * time.Millisecond):
-		}
+	e.mu.Lock()
+	drop := e.kernels[k.id] == k && k.kept && k.users == 0 && k.runs == 0
+	if drop {
+		delete(e.kernels, k.id)
 	}
-	if err := waitKernelReady(ctx, x.kernel.conn); err != nil {
-		x.e.log.Warn("waiting for a restarted kernel (kernel.auto-restart)", "kernel", x.kernel.id, "err", err)
-	}
-	x.mu.Lock()
-	x.restarted = true
-	x.mu.Unlock()
-}
-
-// flush writes the outputs into the cell and saves the notebook, unless
-// nothing changed since the last flush. A cell deleted meanwhile gets
-// nothing; a failed save is retried by the next flush.
-func (x *execution) flush() {
-	if x.doc == nil {
-		return
-	}
-	x.flushMu.Lock()
-	defer x.flushMu.Unlock()
-	x.mu.Lock()
-	if x.version == x.flushed {
-		x.mu.Unlock()
-		return
-	}
-	outs := x.materializeLocked()
-	count := x.count
-	v := x.version
-	x.mu.Unlock()
-	err := x.e.mutate(context.Background(), x.doc, "", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
-		i := nb.IndexOf(x.cellID)
-		if i < 0 || !x.doc.owns(x) {
-			return nil, errNoChange
-		}
-		nc := *nb.Cells[i]
-		nc.Outputs = outs
-		nc.ExecutionCount = count
-		nb.Cells[i] = &nc
-		return []NotebookEvent{{Op: OpOutput, Index: i, Cells: []CellSnapshot{x.e.snapshotCell(x.doc.name, &nc)}}}, nil
-	})
-	if err != nil {
-		x.e.log.Warn("saving the outputs of a running cell", "notebook", x.doc.name, "cell", x.cellID, "err", err)
-		return
-	}
-	x.flushed = v
-}
-
-// Contents of the iopub messages that act on outputs without making one.
-type (
-	clearContent struct {
-		Wait bool `json:"wait"`
-	}
-	inputContent struct {
-		ExecutionCount *int `json:"execution_count"`
-	}
-)
-
-// handle turns one message of the run into outputs the way Jupyter's
-// frontends do: consecutive stream messages of one name merge, an
-// update_display_data rewrites the outputs with its display_id in place,
-// clear_output(wait=True) clears just before the next output arrives.
-// transient is never stored.
-func (x *execution) handle(m jupyter.Message) {
-	<-x.ready
-	if x.startFailed {
-		return
-	}
-	var snap *OutputSnapshot
-	x.mu.Lock()
-	if x.ended {
-		// Abandoned, and the kernel spoke after all: the result is out.
-		x.mu.Unlock()
-		return
-	}
-	if x.doc != nil && x.flushTimer == nil {
-		x.flushTimer = time.AfterFunc(flushInterval, x.timedFlush)
-	}
-	switch m.Header.MsgType {
-	case "execute_input":
-		var c inputContent
-		if json.Unmarshal(m.Content, &c) == nil && c.ExecutionCount != nil {
-			x.count = c.ExecutionCount
-			x.version++
-		}
-	case "stream", "display_data", "execute_result", "error":
-		o, displayID, ok := output.FromMessage(m)
-		if !ok {
-			break
-		}
-		x.takePendingClearLocked()
-		n := len(x.outs)
-		if o.OutputType == notebook.Stream && n > 0 && x.outs[n-1].text != nil && x.outs[n-1].out.Name == o.Name {
-			x.outs[n-1].text.WriteString(o.Text)
-			n--
-		} else if o.OutputType == notebook.Stream {
-			b := &strings.Builder{}
-			b.WriteString(o.Text)
-			x.outs = append(x.outs, &outputState{out: notebook.Output{OutputType: notebook.Stream, Name: o.Name}, text: b})
-		} else {
-			if o.OutputType == notebook.ExecuteResult && x.count == nil {
-				x.count = o.ExecutionCount
-			}
-			x.outs = append(x.outs, &outputState{out: o, displayID: displayID})
-		}
-		x.version++
-		// A stream goes out piece by piece, "\r"s applied across pieces.
-		s := x.live.View(&o, x.e.outputOptions(x.docName(), x.cellID, n))
-		snap = &s
-	case "update_display_data":
-		o, displayID, ok := output.FromMessage(m)
-		if !ok || displayID == "" {
-			break
-		}
-		for _, st := range x.outs {
-			if st.displayID == displayID {
-				// A new map, not an edit: earlier snapshots share the old one.
-				st.out.Data = o.Data
-				st.out.Metadata = o.Metadata
-				x.version++
-			}
-		}
-	case "clear_output":
-		var c clearContent
-		_ = json.Unmarshal(m.Content, &c)
-		if c.Wait {
-			x.pendingClear = true
-		} else {
-			x.pendingClear = false
-			if len(x.outs) > 0 {
-				x.outs = nil
-				x.version++
-			}
-			x.live.Reset()
-		}
-	case "input_request":
-		// Not expected with allow_stdin false; answering keeps a kernel
-		// that asks anyway from waiting forever. The write goes on the
-		// side: this runs on the channel's reader, which must not wait
-		// for the socket.
-		x.mu.Unlock()
-		go func() {
-			if err := x.kernel.conn.SendInputReply(m.Header, ""); err != nil {
-				x.e.log.Warn("answering an input request", "kernel", x.kernel.id, "err", err)
-			}
-		}()
-		return
-	}
-	x.mu.Unlock()
-	if snap != nil {
-		x.e.publish(Event{Type: EvExecOutput, Exec: &ExecEvent{
-			ID: x.id, Notebook: x.docName(), CellID: x.cellID, KernelID: x.kernel.id, CallID: x.callID, Output: snap,
-		}})
-	}
-}
-
-// timedFlush saves the outputs of a running cell that is still producing
-// them; the next message arms the timer again.
-func (x *execution) timedFlush() {
-	x.mu.Lock()
-	x.flushTimer = nil
-	x.mu.Unlock()
-	x.flush()
-}
-
-// takePendingClearLocked performs a clear_output(wait=True) when the next
-// output arrives.
-func (x *execution) takePendingClearLocked() {
-	if x.pendingClear {
-		x.pendingClear = false
-		x.outs = nil
-		x.live.Reset()
+	e.mu.Unlock()
+	if drop {
+		k.conn.Close()
 	}
 }

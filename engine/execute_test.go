@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
@@ -289,7 +290,7 @@ func testKernelDeath(t *testing.T, f *fixture) {
 	f.useOwnKernel(t, "s", "nb", "die.ipynb", "create")
 	_, err := e.InsertExecuteCell(ctx, "s", "", -1, "print('bye', flush=True)\nimport time; time.sleep(0.5)\nimport os; os._exit(1)", ExecOptions{Timeout: 60 * time.Second})
 	if lost := wantErrorAs[*KernelLostError](t, err); !lost.During || lost.Index != 0 || lost.Notebook != "nb" || lost.CellID == "" ||
-		(lost.What != KernelRestartedAfterCrash && lost.What != KernelDied) {
+		(lost.What != event.KernelRestartedAfterCrash && lost.What != event.KernelDied) {
 		t.Errorf("KernelLostError = %+v, want a death during cell 0", lost)
 	}
 	if got := describe(f.disk(t, "die.ipynb").Cells[0].Outputs); len(got) != 1 || got[0] != "stream:stdout:bye\n" {
@@ -337,7 +338,7 @@ func testRestartNotebook(t *testing.T, f *fixture) {
 	for finished := false; !finished; {
 		select {
 		case ev := <-sub.C():
-			if ev.Type == EvExecFinished && ev.Exec.ID == slow.ExecID {
+			if ev.Type == event.EvExecFinished && ev.Exec.ID == slow.ExecID {
 				// The old process may answer on its way out (an error
 				// reply) or not at all (died).
 				if ev.Exec.Status != "died" && ev.Exec.Status != "error" {

@@ -10,6 +10,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 )
 
 // maxListDepth is the deepest list_files goes below its starting directory.
@@ -99,8 +100,8 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 			if m.Path == "" {
 				m.Path = path.Join(dir, m.Name)
 			}
-			// Save lock files (savelock.go) are ours, not the user's.
-			if match(m) && !(m.Type == "file" && isLockFile(m.Name)) {
+			// Save lock files (engine/nbfile) are ours, not the user's.
+			if match(m) && !(m.Type == "file" && nbfile.IsLockFile(m.Name)) {
 				entries = append(entries, entry(m))
 			}
 			if m.Type == "directory" && depth < maxDepth {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -60,14 +61,20 @@ func (e *Engine) ensureFresh(ctx context.Context, d *document, session string) e
 	if f == nil {
 		f = &flight{started: time.Now(), done: make(chan struct{})}
 		d.check.cur = f
-		go func() {
+		check := func() {
 			// Detached from this reader: others may be waiting on it.
 			f.err = e.checkFile(context.WithoutCancel(ctx), d, session)
 			d.check.mu.Lock()
 			d.check.cur, d.check.last = nil, f
 			d.check.mu.Unlock()
 			close(f.done)
-		}()
+		}
+		if !e.checks.start(check) {
+			// The engine is closing: Close waits for no more checks.
+			f.err = errClosing
+			d.check.cur = nil
+			close(f.done)
+		}
 	}
 	d.check.mu.Unlock()
 	if l != nil && l.err == nil && time.Since(l.started) < staleWindow {
@@ -84,7 +91,7 @@ func (e *Engine) ensureFresh(ctx context.Context, d *document, session string) e
 // checkFile compares the file's last_modified with ours and reloads the
 // notebook when they differ.
 func (e *Engine) checkFile(ctx context.Context, d *document, session string) error {
-	m, err := d.client.Get(ctx, d.path, false)
+	m, err := d.file.Client().Get(ctx, d.path, false)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
 			return &NotebookFileGoneError{Notebook: d.name, Path: d.path}
@@ -117,4 +124,43 @@ func (e *Engine) checkFile(ctx context.Context, d *document, session string) err
 	defer d.writeMu.Unlock()
 	_, err = e.syncFromDisk(ctx, d, session)
 	return err
+}
+
+// errClosing refuses work the engine would start while it closes.
+var errClosing = errors.New("the server is shutting down")
+
+// background runs goroutines of the engine's own that Close waits for
+// (the freshness checks, which another reader may wait on and which may
+// save a reload), and starts none once Close began.
+type background struct {
+	mu      sync.Mutex
+	closing bool
+	wg      sync.WaitGroup
+}
+
+// start runs f on a goroutine of its own, reporting false (not running
+// it) once the engine is closing.
+func (b *background) start(f func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// close starts no more and returns a channel closed once those running
+// have returned.
+func (b *background) close() <-chan struct{} {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	return done
 }

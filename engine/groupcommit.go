@@ -1,17 +1,15 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
 	"sync"
-	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -39,21 +37,21 @@ import (
 //     notebook as it was before.
 //
 // The leader holds writeMu for the group, as a single mutation did before;
-// the save lock across processes (savelock.go) is taken once per group.
+// the save lock across processes (engine/nbfile) is taken once per group.
 // Config.SerialSaves turns grouping off (one save per call), the baseline
 // of make bench.
 
-// pendingChange is a mutation waiting for the save that will hold it.
-type pendingChange struct {
+// pendingMutation is a mutation waiting for the save that will hold it.
+type pendingMutation struct {
 	ctx     context.Context
 	session string
 	byIndex bool
-	apply   change
+	apply   mutation
 
 	// Set by the group's leader (under writeMu) before finished closes.
 	err     error
 	applied bool
-	events  []NotebookEvent
+	events  []event.NotebookEvent
 	undo    *undoRecord // what reverts it (undo.go), kept once saved
 
 	lead     chan struct{} // closed when this call must lead the next group
@@ -63,13 +61,13 @@ type pendingChange struct {
 // commitQueue holds a document's mutations waiting for a leader.
 type commitQueue struct {
 	mu      sync.Mutex
-	pending []*pendingChange
+	pending []*pendingMutation
 	leading bool // a leader is at work (or has been told to start)
 }
 
 // mutate applies a change to the document and saves it before returning.
 //
-// It holds the notebook's save lock on the Jupyter server (savelock.go)
+// It holds the notebook's save lock on the Jupyter server (engine/nbfile)
 // from before it checks the file until after the save, so that no other
 // server process saves in between. Before saving it checks the file's
 // last_modified: when someone else wrote the file, the notebook is reloaded
@@ -77,12 +75,19 @@ type commitQueue struct {
 // addressed cells by index (byIndex) is refused in that case, since the
 // index may now name another cell. Changes waiting at once are saved
 // together (group commit, above).
-func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply change) error {
-	p := &pendingChange{ctx: ctx, session: session, byIndex: byIndex, apply: apply}
+func (e *Engine) mutate(ctx context.Context, d *document, session string, byIndex bool, apply mutation) error {
+	p := &pendingMutation{ctx: ctx, session: session, byIndex: byIndex, apply: apply}
+	// The save runs to its end whoever goes away, with the caller's
+	// values and without its cancellation, detached here once: one
+	// caller going away must not fail the changes of the others (a
+	// change whose caller went away before it was applied is left out),
+	// a save cut short would leave the file in an unknown state, and the
+	// wait for the save lock has its own bound.
+	saving := context.WithoutCancel(ctx)
 	if e.cfg.SerialSaves {
 		d.writeMu.Lock()
 		defer d.writeMu.Unlock()
-		e.commitGroup(ctx, d, session, func() []*pendingChange { return []*pendingChange{p} })
+		e.commitGroup(saving, d, session, func() []*pendingMutation { return []*pendingMutation{p} })
 		return p.err
 	}
 	p.lead, p.finished = make(chan struct{}), make(chan struct{})
@@ -107,8 +112,8 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 	// the last group answered have sent their next change by then, so it
 	// joins this group rather than wait for the next one (taken at once,
 	// groups would alternate between k and n-k of n busy callers).
-	var group []*pendingChange
-	take := func() []*pendingChange {
+	var group []*pendingMutation
+	take := func() []*pendingMutation {
 		q.mu.Lock()
 		group = append(group, q.pending...)
 		q.pending = nil
@@ -116,11 +121,7 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 		return group
 	}
 	d.writeMu.Lock()
-	// One caller going away must not fail the changes of the others: the
-	// group goes on without the leader's cancellation (a change whose
-	// caller went away before it was applied is left out); the wait for
-	// the save lock has its own bound.
-	e.commitGroup(context.WithoutCancel(ctx), d, session, take)
+	e.commitGroup(saving, d, session, take)
 	d.writeMu.Unlock()
 
 	// Hand over before answering, so that the next group starts while
@@ -141,14 +142,15 @@ func (e *Engine) mutate(ctx context.Context, d *document, session string, byInde
 // commitGroup applies and saves a group of changes, under d.writeMu,
 // leaving each one's outcome in its err. take returns the group, with the
 // changes that arrived since it was last called; session (the leader's) is
-// named on the event of a reload. A lost or stale save lock
-// saved nothing: the whole group starts over.
-func (e *Engine) commitGroup(ctx context.Context, d *document, session string, take func() []*pendingChange) {
+// named on the event of a reload. ctx is not cancelled (mutate detached
+// it). A lost or stale save lock saved nothing: the whole group starts
+// over.
+func (e *Engine) commitGroup(ctx context.Context, d *document, session string, take func() []*pendingMutation) {
 	for attempt := 1; ; attempt++ {
 		group, err := e.commitOnce(ctx, d, session, take)
-		var lost *SaveLockLostError
-		var stale *SaveLockStaleError
-		if (errors.As(err, &lost) || errors.As(err, &stale)) && attempt < 5 && ctx.Err() == nil {
+		var lost *nbfile.SaveLockLostError
+		var stale *nbfile.SaveLockStaleError
+		if (errors.As(err, &lost) || errors.As(err, &stale)) && attempt < 5 {
 			continue
 		}
 		switch {
@@ -173,17 +175,17 @@ func (e *Engine) commitGroup(ctx context.Context, d *document, session string, t
 // commitOnce is one attempt of commitGroup. It returns the group it took
 // (nil when it failed before) and the error that fails the group; the
 // changes' own errors are left in their err.
-func (e *Engine) commitOnce(ctx context.Context, d *document, session string, take func() []*pendingChange) ([]*pendingChange, error) {
-	lock, err := e.acquireSaveLock(ctx, d)
+func (e *Engine) commitOnce(ctx context.Context, d *document, session string, take func() []*pendingMutation) ([]*pendingMutation, error) {
+	lock, err := d.file.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.release(e)
+	defer lock.Release()
 	reloaded, err := e.syncFromDisk(ctx, d, session)
 	if err != nil {
 		// A file caught mid-save by another holder means the lock
 		// was not ours after all.
-		if verr := lock.verify(ctx, d); verr != nil {
+		if verr := lock.Verify(ctx); verr != nil {
 			return nil, verr
 		}
 		return nil, err
@@ -210,21 +212,21 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 		}
 		before := work
 		before.Cells = slices.Clone(work.Cells)
-		events, err := e.applyChange(d, p, &work)
+		events, err := e.applyMutation(d, p, &work)
 		if err != nil {
 			work = before
-			if !errors.Is(err, errNoChange) {
+			if !errors.Is(err, errUnchanged) {
 				p.err = err
 			}
 			continue
 		}
 		p.applied, p.events, changed = true, events, true
-		p.undo = recordChange(p.ctx, d, before.Cells, work.Cells)
+		p.undo = undoRecordOf(p.ctx, d, before.Cells, work.Cells)
 	}
 	if !changed {
 		return group, nil
 	}
-	fail := func(err error) ([]*pendingChange, error) {
+	fail := func(err error) ([]*pendingMutation, error) {
 		for _, p := range group {
 			p.applied, p.events, p.undo = false, nil, nil
 		}
@@ -234,10 +236,9 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 	if err != nil {
 		return fail(fmt.Errorf("writing notebook %q as JSON: %w", d.name, err))
 	}
-	// The save runs to its end even when the callers go away: a save cut
-	// short would leave the file in an unknown state.
 	d.saving.Add(1)
-	m, err := e.saveKept(ctx, d, lock, &work, data)
+	// The file's time as syncFromDisk found it.
+	m, err := d.file.SaveKept(ctx, lock, d.lastModified, &work, data)
 	if err != nil {
 		d.saving.Add(-1)
 		return fail(err)
@@ -252,18 +253,18 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 		for i := range p.events {
 			ev := p.events[i]
 			ev.Name, ev.Path, ev.KernelID, ev.Session = d.name, d.path, d.kernel.id, p.session
-			e.publish(Event{Type: EvNotebookChanged, Notebook: &ev})
+			e.publish(event.Event{Type: event.EvNotebookChanged, Notebook: &ev})
 		}
 	}
 	return group, nil
 }
 
-// applyChange applies one change of a group to nb. A change that panics
+// applyMutation applies one change of a group to nb. A change that panics
 // (a bug) fails alone, as the MCP server fails the one request whose
 // handler panicked: the leader runs other calls' changes, and a panic
 // carried out of the group would leave the notebook's writer held and the
 // group's other calls waiting for ever.
-func (e *Engine) applyChange(d *document, p *pendingChange, nb *notebook.Notebook) (events []NotebookEvent, err error) {
+func (e *Engine) applyMutation(d *document, p *pendingMutation, nb *notebook.Notebook) (events []event.NotebookEvent, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.log.Error("panic in a change to a notebook (server bug)", "notebook", d.name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -271,88 +272,4 @@ func (e *Engine) applyChange(d *document, p *pendingChange, nb *notebook.Noteboo
 		}
 	}()
 	return p.apply(nb)
-}
-
-// saveAttempts bounds the saves of one group that the server undid.
-const saveAttempts = 3
-
-// saveKept saves data as d's file, and makes sure the file kept it. On
-// jupyter_server's asynchronous contents manager a notebook read by anyone
-// (JupyterLab opening the notebook, another tool) that meets our save
-// half-written makes the server move the file aside and put back the copy
-// it took before writing (jupyter-server/jupyter_server#1416). It then
-// still answers the save as a success, with the restored copy's
-// modification time, which it copied to the nanosecond from the file as it
-// was before the save; or, when the swap caught the save between its
-// steps, fails it with "No such file or directory". Either save is made
-// again, under the same lock. A time that did not move on a file system
-// that keeps whole seconds (or one that went back) is told apart by
-// reading the file.
-func (e *Engine) saveKept(ctx context.Context, d *document, lock *saveLock, nb *notebook.Notebook, data []byte) (*jupyter.Model, error) {
-	before := d.lastModified // the file's, as syncFromDisk found it
-	for attempt := 1; ; attempt++ {
-		// The lock must still be ours: a process that found it
-		// unchanged for saveLockTTL may have taken it over.
-		if err := lock.verify(ctx, d); err != nil {
-			return nil, err
-		}
-		m, err := d.client.SaveNotebook(context.WithoutCancel(ctx), d.path, data)
-		var ae *jupyter.APIError
-		switch {
-		case err != nil && (attempt == saveAttempts || !errors.As(err, &ae) || !ae.NoDirectory()):
-			return nil, fmt.Errorf("saving notebook %q (%s); nothing was changed: %w", d.name, d.path, err)
-		case err != nil:
-			// A directory really gone fails every attempt alike.
-		case m.LastModified.After(before):
-			return m, nil
-		case m.LastModified.Equal(before) && before.Nanosecond() != 0:
-			// The restored copy's time, to the nanosecond.
-		case fileHolds(ctx, d, nb):
-			return m, nil
-		}
-		if err == nil && attempt == saveAttempts {
-			return nil, &SaveUndoneError{Notebook: d.name, Path: d.path, Attempts: attempt}
-		}
-		e.log.Warn("the Jupyter server put the notebook's previous copy back during our save (a read elsewhere met it half-written); saving again",
-			"notebook", d.name, "path", d.path, "attempt", attempt, "err", err)
-		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
-	}
-}
-
-// fileHolds reports whether d's file, read now, is nb. Both are compared
-// as canonical JSON: the server writes a notebook in its own layout.
-func fileHolds(ctx context.Context, d *document, nb *notebook.Notebook) bool {
-	_, disk, err := readNotebookFile(context.WithoutCancel(ctx), d.client, d.path)
-	if err != nil || disk == nil {
-		return false
-	}
-	a, aerr := canonicalJSON(disk)
-	b, berr := canonicalJSON(nb)
-	return aerr == nil && berr == nil && bytes.Equal(a, b)
-}
-
-// canonicalJSON is nb as JSON with every object's keys sorted and no
-// insignificant space.
-func canonicalJSON(nb *notebook.Notebook) ([]byte, error) {
-	data, err := nb.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
-}
-
-// SaveUndoneError: every save of a change was undone by the server before
-// it answered (see saveKept).
-type SaveUndoneError struct {
-	Notebook, Path string
-	Attempts       int
-}
-
-func (e *SaveUndoneError) Error() string {
-	return fmt.Sprintf("saving notebook %q (%s): %d times the Jupyter server put the file's previous copy back as it saved, because something else read the notebook while it was being written; nothing was changed. Try again; if it keeps happening, close the notebook where it is being read (JupyterLab) until the agent is done",
-		e.Notebook, e.Path, e.Attempts)
 }

@@ -9,7 +9,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -52,8 +55,9 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 	d, err := e.lookup("s", "nb")
 	checkNoError(t, "lookup", err)
 	sc := &saveCounter{path: "/api/contents/" + f.path("edges.ipynb")}
-	d.client, err = jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: sc}})
+	client, err := jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: sc}})
 	checkNoError(t, "client", err)
+	d.file = nbfile.New(client, d.path, d.name, nil, nbfile.LockTimes{})
 	insert := func(ctx context.Context, src string) func() error {
 		return func() error { _, _, err := e.InsertCell(ctx, "s", "nb", -1, "code", src); return err }
 	}
@@ -74,7 +78,7 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 	errs := queueThenRun(t, d, nil,
 		insert(ctx, "b"),
 		func() error {
-			return e.mutate(ctx, d, "s", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+			return e.mutate(ctx, d, "s", false, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 				nb.Cells = append(nb.Cells, nb.NewCell(notebook.Code, "half"))
 				return nil, refused
 			})
@@ -93,7 +97,7 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 	errs = queueThenRun(t, d, nil,
 		insert(ctx, "p1"),
 		func() error {
-			return e.mutate(ctx, d, "s", false, func(nb *notebook.Notebook) ([]NotebookEvent, error) {
+			return e.mutate(ctx, d, "s", false, func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 				nb.Cells = append(nb.Cells, nb.NewCell(notebook.Code, "panicked"))
 				var cells []*notebook.Cell
 				_ = cells[len(nb.Cells)] // index out of range
@@ -130,11 +134,11 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 		id := fmt.Sprintf("edges-%s", src)
 		ids = append(ids, id)
 		return func() error {
-			cctx, finish, err := e.BeginCall(ctx, CallStart{ID: id, Session: "s", Tool: "insert_cell"})
+			cctx, finish, err := e.Calls().Begin(ctx, calls.Start{ID: id, Session: "s", Tool: "insert_cell"})
 			if err != nil {
 				return err
 			}
-			defer finish(CallOutcome{})
+			defer finish(calls.Outcome{})
 			return insert(cctx, src)()
 		}
 	}
@@ -147,7 +151,7 @@ func testGroupCommitEdges(t *testing.T, f *fixture) {
 	}
 	onDisk("a", "b", "c", "d", "e")
 	for _, id := range ids {
-		if e.undo.has(id) {
+		if e.undo.Has(id) {
 			t.Errorf("call %s failed to save, yet an undo record of it is kept", id)
 		}
 	}

@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -72,9 +74,10 @@ func testGroupCommit(t *testing.T, f *fixture) {
 	d, err := e.lookup("s", "nb")
 	checkNoError(t, "lookup", err)
 	sc := &saveCounter{path: "/api/contents/" + f.path("group.ipynb")}
-	d.client, err = jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: sc}})
+	client, err := jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: sc}})
 	checkNoError(t, "client", err)
-	sub := e.Bus().SubscribeTo(256, EvNotebookChanged)
+	d.file = nbfile.New(client, d.path, d.name, nil, nbfile.LockTimes{})
+	sub := e.Bus().SubscribeTo(256, event.EvNotebookChanged)
 	defer sub.Close()
 
 	// group runs the calls at once while the notebook's writer is held, so
@@ -168,7 +171,7 @@ func testGroupCommit(t *testing.T, f *fixture) {
 		for {
 			select {
 			case ev := <-sub.C():
-				if ev.Notebook.Op != OpInsert {
+				if ev.Notebook.Op != event.OpInsert {
 					t.Errorf("event %s", ev.Notebook.Op)
 				}
 				for _, c := range ev.Notebook.Cells {
@@ -212,7 +215,7 @@ func TestGroupCommitKeepsAcknowledgedAcrossKill(t *testing.T) {
 	t.Cleanup(func() { e.Close() })
 	for i := range 8 {
 		// The first session creates the notebook; the others join it.
-		if _, err := e.UseNotebook(ctx, fmt.Sprintf("s%d", i), "burst", "burst.ipynb", "create", ""); err != nil {
+		if _, err := e.UseNotebook(ctx, UseRequest{Session: fmt.Sprintf("s%d", i), Name: "burst", Path: "burst.ipynb", Mode: "create"}); err != nil {
 			t.Fatalf("session %d: %v", i, err)
 		}
 	}
@@ -352,8 +355,9 @@ func testReadsDuringSave(t *testing.T, f *fixture) {
 	d, err := e.lookup("s", "nb")
 	checkNoError(t, "lookup", err)
 	h := &heldSave{path: "/api/contents/" + f.path("reads.ipynb"), written: make(chan struct{}), release: make(chan struct{})}
-	d.client, err = jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: h}})
+	client, err := jupyter.NewClient(f.srv.URL, f.srv.Token, jupyter.Options{HTTPClient: &http.Client{Transport: h}})
 	checkNoError(t, "client", err)
+	d.file = nbfile.New(client, d.path, d.name, nil, nbfile.LockTimes{})
 
 	inserted := make(chan error, 1)
 	go func() { _, _, err := e.InsertCell(ctx, "s", "nb", -1, "code", "b"); inserted <- err }()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 )
 
@@ -28,13 +29,13 @@ func (e *Engine) SetJupyterState(st jupyter.ServerState) {
 		return // up, as it was: nothing to tell
 	}
 	if e.jupyterClient() == e.first {
-		e.calls.publishState()
+		e.calls.PublishState()
 	}
 }
 
 // fillJupyterState puts the managed server's state into a header event,
 // when that server is the one in use and it is not up.
-func (e *Engine) fillJupyterState(ev *ServerEvent) {
+func (e *Engine) fillJupyterState(ev *event.ServerEvent) {
 	st := e.jupyterState.Load()
 	if st == nil || e.jupyterClient() != e.first {
 		return

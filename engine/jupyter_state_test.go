@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 )
@@ -17,7 +18,8 @@ import (
 // same notebook without reopening it.
 func TestJupyterStateGatesCalls(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
+	dir := srv.Subdir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	e, err := New(ctx, Config{JupyterURL: srv.URL, JupyterToken: srv.Token, Logger: testLogger(t)})
@@ -25,17 +27,17 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	if _, err := e.UseNotebook(ctx, "s", "g", "g.ipynb", "create", ""); err != nil {
+	if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: "g", Path: dir + "/g.ipynb", Mode: "create"}); err != nil {
 		t.Fatal(err)
 	}
 	sub := e.Bus().Subscribe(64)
 	defer sub.Close()
-	nextState := func() ServerEvent {
+	nextState := func() event.ServerEvent {
 		t.Helper()
 		for {
 			select {
 			case ev := <-sub.C():
-				if ev.Type == EvServerState {
+				if ev.Type == event.EvServerState {
 					return *ev.Server
 				}
 			case <-ctx.Done():
@@ -48,10 +50,10 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 	if st := nextState(); st.Jupyter != "restarting" || st.JupyterAttempt != 2 || st.JupyterProblem == "" || st.JupyterCause != "killed by SIGKILL" {
 		t.Errorf("server state while restarting: %+v", st)
 	}
-	if st := e.ServerState(); st.Jupyter != "restarting" {
+	if st := e.Calls().State(); st.Jupyter != "restarting" {
 		t.Errorf("ServerState while restarting: %+v", st)
 	}
-	_, err = e.ListFiles(ctx, "", 1, "")
+	_, err = e.ListFiles(ctx, dir, 1, "")
 	var ue *jupyter.UnreachableError
 	if !errors.As(err, &ue) || ue.State == nil || ue.State.Attempt != 2 {
 		t.Fatalf("ListFiles while restarting: %v", err)
@@ -67,11 +69,21 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 	if _, _, err := e.InsertCell(ctx, "s", "", -1, "code", "x = 1"); err != nil {
 		t.Fatalf("InsertCell when up again: %v", err)
 	}
-	if _, err := e.ListFiles(ctx, "", 1, ""); err != nil {
+	if _, err := e.ListFiles(ctx, dir, 1, ""); err != nil {
 		t.Fatalf("ListFiles when up again: %v", err)
 	}
 	// The insert refused during the outage left nothing behind.
 	if _, cells, err := e.ReadNotebook(ctx, "s", "", 0, 0); err != nil || len(cells) != 1 {
 		t.Fatalf("ReadNotebook when up again: %d cells, %v", len(cells), err)
+	}
+}
+
+// The header's words for the managed server's phases are the supervisor's
+// own (engine/event does not import engine/jupyter).
+func TestJupyterPhaseWords(t *testing.T) {
+	t.Parallel()
+	if event.JupyterStarting != string(jupyter.PhaseStarting) || event.JupyterFailed != string(jupyter.PhaseFailed) {
+		t.Errorf("event.JupyterStarting %q, JupyterFailed %q; the phases are %q and %q",
+			event.JupyterStarting, event.JupyterFailed, jupyter.PhaseStarting, jupyter.PhaseFailed)
 	}
 }

@@ -13,11 +13,11 @@ import (
 )
 
 // The kernels this process started are shut down when they are let go of
-// (kernel_release.go), by a release, a run's end or a server switch, but
+// (kernels.go), by a release, a run's end or a server switch, but
 // not under another client, and not under a notebook that takes the kernel
 // up again meanwhile. Each subtest has an engine of its own on one server.
 func TestKernelRelease(t *testing.T) {
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
 	shared := &sharedKernel{}
 	run := func(name string, f func(t *testing.T, fx *fixture)) {
 		t.Run(name, func(t *testing.T) {
@@ -151,7 +151,7 @@ func testRunEndRacesUse(t *testing.T, f *fixture) {
 		// use_notebook of its path comes in now, and either finishes or
 		// waits for the retirement.
 		go func() {
-			info, err := f.e.UseNotebook(ctx, "s2", "nb", f.path("race.ipynb"), "connect", "")
+			info, err := f.e.UseNotebook(ctx, UseRequest{Session: "s2", Name: "nb", Path: f.path("race.ipynb"), Mode: "connect"})
 			useDone <- used{info, err}
 		}()
 		for f.e.retireWaits.Load() == 0 {
@@ -198,7 +198,7 @@ func testUnuseShutdownDoesNotBlockUse(t *testing.T, f *fixture) {
 		}
 		// The shutdown is under way: another session opens a notebook.
 		go func() {
-			_, err := f.e.UseNotebook(ctx, "s2", "other", f.path("unuse-other.ipynb"), "create", shared)
+			_, err := f.e.UseNotebook(ctx, UseRequest{Session: "s2", Name: "other", Path: f.path("unuse-other.ipynb"), Mode: "create", KernelID: shared})
 			useDone <- err
 		}()
 		select {

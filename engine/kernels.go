@@ -3,11 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
@@ -27,7 +28,7 @@ type kernelEntry struct {
 	execs map[*execution]struct{} // runs in flight on the kernel
 
 	// retired is closed when the channel, dropped from the registry, has
-	// been retired (kernel_release.go); nil otherwise.
+	// been retired (kernels.go); nil otherwise.
 	retired chan struct{}
 }
 
@@ -161,7 +162,7 @@ func (e *Engine) acquireKernel(ctx context.Context, client *jupyter.Client, id s
 		return nil, err
 	}
 	conn.OnState(func(state string) {
-		e.publish(Event{Type: EvKernelStatus, Kernel: &KernelEvent{ID: id, State: state, Lost: lostPhrase(conn)}})
+		e.publish(event.Event{Type: event.EvKernelStatus, Kernel: &event.KernelEvent{ID: id, State: state, Lost: lostPhrase(conn)}})
 	})
 	e.watchLoss(id, conn)
 
@@ -250,125 +251,6 @@ func (e *Engine) ListKernels(ctx context.Context) ([]KernelInfo, error) {
 	return infos, nil
 }
 
-// RestartNotebook restarts the notebook's kernel. Its state is lost; the
-// channel stays open (the kernel keeps its id) and executions running on it
-// end with the kernel-died error.
-func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (NotebookInfo, error) {
-	d, err := e.lookup(session, name)
-	if err != nil {
-		return NotebookInfo{}, err
-	}
-	// Our own restart is no loss; the one it follows is over.
-	conn := d.kernel.conn
-	crashed := crashedLoss(conn)
-	conn.BeginRestart()
-	defer conn.EndRestart()
-	if crashed {
-		// Jupyter's restarter is bringing the crashed kernel back: its
-		// new process is the fresh kernel asked for, and a restart
-		// request crossing it can leave the kernel dead for good.
-		if e.awaitRestarter(ctx, d) {
-			return e.info(d, session), nil
-		}
-	}
-	if _, err := e.restartKernel(ctx, d.client, d.kernel); err != nil {
-		// jupyter_server 1.x answers a restart of a kernel it does not
-		// know (it restarted, or someone shut the kernel down) with a 500,
-		// not a 404: ask about the kernel itself to tell the two apart.
-		if !jupyter.IsNotFound(err) {
-			if _, gerr := d.client.GetKernel(ctx, d.kernel.id); jupyter.IsNotFound(gerr) {
-				err = gerr
-			}
-		}
-		if jupyter.IsNotFound(err) {
-			return e.replaceLostKernel(ctx, session, d)
-		}
-		return NotebookInfo{}, err
-	}
-	// What was running died with the old process. A server without its
-	// own autorestart says nothing of it on the channel, so the runs are
-	// ended here rather than left waiting for a reply that cannot come.
-	e.mu.Lock()
-	var running []*execution
-	for x := range d.kernel.execs {
-		running = append(running, x)
-	}
-	e.mu.Unlock()
-	for _, x := range running {
-		x.abandon(jupyter.ErrKernelDied)
-	}
-	if err := waitKernelReady(ctx, d.kernel.conn); err != nil {
-		return NotebookInfo{}, err
-	}
-	return e.info(d, session), nil
-}
-
-// replaceLostKernel gives a notebook whose kernel no longer exists (the
-// Jupyter server restarted, or someone shut the kernel down) a fresh one:
-// what restart_notebook promises. The notebook is released and used again
-// under the same name and path, and every session keeps the current
-// notebook it had.
-func (e *Engine) replaceLostKernel(ctx context.Context, session string, d *document) (NotebookInfo, error) {
-	e.mu.Lock()
-	had := map[string]string{}
-	for s, n := range e.current {
-		had[s] = n
-	}
-	e.mu.Unlock()
-	// Nobody is told: every session keeps its current notebook below.
-	if _, err := e.unuse(session, d.name, false); err != nil {
-		return NotebookInfo{}, err
-	}
-	info, err := e.UseNotebook(ctx, session, d.name, d.path, modeConnect, "")
-	if err != nil {
-		return NotebookInfo{}, fmt.Errorf("the kernel %s of notebook %q no longer exists, and starting a new one failed: %w", d.kernel.id, d.name, err)
-	}
-	e.mu.Lock()
-	delete(e.current, session)
-	for s, n := range had {
-		if _, ok := e.docs[n]; ok {
-			e.current[s] = n
-		}
-	}
-	nd := e.docs[d.name]
-	e.mu.Unlock()
-	e.log.Info("replaced a lost kernel", "notebook", d.name, "old", d.kernel.id, "new", info.KernelID)
-	if nd == nil {
-		return info, nil
-	}
-	return e.info(nd, session), nil
-}
-
-// waitKernelReady returns once the kernel answers on the channel. The
-// server answers a restart before the new process is reachable, and a
-// request sent in that window can be lost without a word (the server
-// replaces its connections to the kernel), so empty silent executions are
-// sent until one comes back.
-func waitKernelReady(ctx context.Context, conn *jupyter.KernelConn) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	wait := 500 * time.Millisecond
-	for {
-		run, err := conn.Execute(ctx, jupyter.ExecuteRequest{Code: "", Silent: true})
-		if err != nil {
-			return fmt.Errorf("waiting for kernel %s to come back: %w", conn.KernelID(), err)
-		}
-		select {
-		case <-run.Done():
-			if err := run.Err(); err != nil && !errors.Is(err, jupyter.ErrKernelDied) {
-				return fmt.Errorf("waiting for kernel %s to come back: %w", conn.KernelID(), err)
-			}
-			if run.Err() == nil {
-				return nil
-			}
-		case <-time.After(wait):
-			wait = min(2*wait, 4*time.Second)
-		case <-ctx.Done():
-			return fmt.Errorf("kernel %s did not come back after the restart: %w", conn.KernelID(), ctx.Err())
-		}
-	}
-}
-
 // InterruptKernel interrupts a kernel (a human action from the workbench).
 func (e *Engine) InterruptKernel(ctx context.Context, kernelID string) error {
 	if kernelID == "" {
@@ -382,4 +264,188 @@ func (e *Engine) InterruptKernel(ctx context.Context, kernelID string) error {
 		return err
 	}
 	return nil
+}
+
+// lossOf names a channel's loss.
+func lossOf(le *jupyter.LostError) event.KernelLoss {
+	switch le.Loss {
+	case jupyter.LossShutdown:
+		return event.KernelShutDown
+	case jupyter.LossGone:
+		return event.KernelGone
+	case jupyter.LossDied:
+		return event.KernelDied
+	case jupyter.LossRestarted:
+		if le.Crashed {
+			return event.KernelRestartedAfterCrash
+		}
+		return event.KernelRestartedOutside
+	}
+	return event.KernelGone
+}
+
+// watchLoss publishes the kernel's losses for the workbench.
+func (e *Engine) watchLoss(id string, conn *jupyter.KernelConn) {
+	conn.OnLost(func(le *jupyter.LostError) {
+		what := lossOf(le)
+		e.log.Warn("kernel lost", "kernel", id, "what", what.String())
+		e.publish(event.Event{Type: event.EvKernelLost, Kernel: &event.KernelEvent{ID: id, State: conn.State(), Lost: what.String()}})
+	})
+}
+
+// lostPhrase is the workbench's phrase for a channel's loss, or "".
+func lostPhrase(conn *jupyter.KernelConn) string {
+	var le *jupyter.LostError
+	if errors.As(conn.Lost(), &le) {
+		return lossOf(le).String()
+	}
+	return ""
+}
+
+// Kernels this process started are its to stop. A notebook's kernel that
+// use_notebook started (a new Jupyter session for the path) is shut down
+// when the last thing holding it lets go (the notebook is released and no
+// execution still collects from it) and, for those still held, when the
+// engine closes. A kernel the engine attached to (by id, or the kernel of a
+// Jupyter session the path already had) belongs to someone else and is
+// left alone, and so is a kernel another client is connected to when we let
+// go of it. Config.KeepKernels keeps them all.
+
+// shutdownTimeout bounds one kernel shutdown: Jupyter waits for the
+// kernel to exit (and kills it after a few seconds) before it answers.
+const shutdownTimeout = 30 * time.Second
+
+// retireKernel closes a channel nothing holds any more and shuts its kernel
+// down when this process started it, reporting whether it did. It is the
+// one place a released kernel goes: notebooks released (unuse_notebook),
+// runs ending on a released kernel, and the engine closing all end here.
+// It holds no lock through the shutdown: a channel being retired is in
+// e.retiring (unusedLocked put it there), and a new channel to its kernel
+// waits for it (acquireKernel), so the kernel is not shut down under a
+// user who took it up meanwhile.
+func (e *Engine) retireKernel(k *kernelEntry) bool {
+	e.mu.RLock()
+	ours := e.started[k.id] // attachKernel's mark; sessions.go resets it on a switch
+	e.mu.RUnlock()
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	return e.retire(ctx, k, ours).ShutDown
+}
+
+// retire closes k's channel and, when ours says this process started its
+// kernel, shuts the kernel down unless another client is connected to it.
+// A server switch calls it with the old server's marks.
+func (e *Engine) retire(ctx context.Context, k *kernelEntry, ours bool) KernelFate {
+	defer e.doneRetiring(k)
+	f := KernelFate{Attached: !ours, Kept: ours && e.cfg.KeepKernels}
+	if f.Attached || f.Kept || k.client == nil {
+		k.conn.Close()
+		return f
+	}
+	// Asked while our channel is still open, the server counts it among
+	// the kernel's connections: any more are another client's (JupyterLab,
+	// another agent's server on the same notebook), who still needs it.
+	// A channel whose socket is down (or went down meanwhile) is not
+	// counted: when in doubt the kernel is left running.
+	mine := k.conn.Connected()
+	info, err := k.client.GetKernel(ctx, k.id)
+	mine = mine && k.conn.Connected()
+	k.conn.Close()
+	e.mu.RLock()
+	other := e.kernels[k.id]
+	hook := e.retireHook
+	e.mu.RUnlock()
+	switch {
+	case jupyter.IsNotFound(err):
+		e.forgetStarted(k.id)
+		f.gone = true
+		return f // gone already (shut down outside, or the server restarted)
+	case err != nil:
+		e.log.Warn("not shutting down a kernel this server started: cannot ask about it", "kernel", k.id, "err", err)
+		f.Err = err
+		return f
+	case other != nil && other != k && other.client == k.client:
+		// A channel opened meanwhile (acquireKernel waits for this one to
+		// retire, so only a defensive check): someone uses the kernel again.
+		f.InUse = true
+		e.log.Info("leaving a kernel this server started running: a notebook uses it again", "kernel", k.id)
+		return f
+	case info.Connections > btoi(mine):
+		f.InUse = true
+		e.log.Info("leaving a kernel this server started running: another client is connected to it", "kernel", k.id, "connections", info.Connections)
+		return f
+	}
+	if hook != nil {
+		hook(k.id)
+	}
+	if err := k.client.ShutdownKernel(ctx, k.id); err != nil && !jupyter.IsNotFound(err) {
+		e.log.Warn("shutting down a kernel this server started", "kernel", k.id, "err", err)
+		f.Err = err
+		return f
+	}
+	e.forgetStarted(k.id)
+	e.log.Info("shut down a kernel this server started and no longer uses", "kernel", k.id)
+	f.ShutDown = true
+	return f
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// doneRetiring lets the channels waiting for k's retirement go on.
+func (e *Engine) doneRetiring(k *kernelEntry) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if k.retired == nil {
+		return
+	}
+	if e.retiring[k.id] == k.retired {
+		delete(e.retiring, k.id)
+	}
+	close(k.retired)
+	k.retired = nil
+}
+
+// waitRetired waits while a channel to kernel id is being retired,
+// reporting whether it waited.
+func (e *Engine) waitRetired(ctx context.Context, id string) (bool, error) {
+	e.mu.RLock()
+	ch := e.retiring[id]
+	e.mu.RUnlock()
+	if ch == nil {
+		return false, nil
+	}
+	e.retireWaits.Add(1)
+	select {
+	case <-ch:
+		return true, nil
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
+}
+
+// retireAll retires kernels at once (the engine closing): shutdowns take a
+// moment each, and an exit should not take their sum.
+func (e *Engine) retireAll(kernels map[string]*kernelEntry) {
+	var wg sync.WaitGroup
+	for _, k := range kernels {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.retireKernel(k)
+		}()
+	}
+	wg.Wait()
+}
+
+// forgetStarted drops a kernel that is gone from the ones this process
+// started.
+func (e *Engine) forgetStarted(id string) {
+	e.mu.Lock()
+	delete(e.started, id)
+	e.mu.Unlock()
 }

@@ -29,7 +29,7 @@ const (
 // systems hold (ext4, XFS, APFS, NTFS: 255).
 const maxNameBytes = 255
 
-// BadPathError: a path refused as written. Nothing was asked of Jupyter,
+// BadPathError reports a path refused as written. Nothing was asked of Jupyter,
 // and nothing was rewritten: "../x.ipynb" once became "x.ipynb" silently.
 type BadPathError struct {
 	Path  string
@@ -53,7 +53,7 @@ func (e *BadPathError) Error() string {
 // CallerCanFix marks the path as the caller's to change.
 func (*BadPathError) CallerCanFix() bool { return true }
 
-// BadNameError: a name (of a notebook in use, of a sandbox) refused as
+// BadNameError reports a name (of a notebook in use, of a sandbox) refused as
 // written. Names are shown in the workbench, in logs and in results.
 type BadNameError struct {
 	Name  string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/nbfile"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -56,7 +57,7 @@ func generationOf(t *testing.T, nb *notebook.Notebook) int {
 // file ends as the last save left it, with nothing set aside.
 func TestNotebookReadsBesideSaves(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t, jupytertest.WithArgs(asyncContents))
+	srv := jupytertest.SharedWith(t, jupytertest.WithArgs(asyncContents))
 	c := srv.Client()
 	dir := srv.Subdir(t)
 	p := dir + "/busy.ipynb"
@@ -105,7 +106,7 @@ func TestNotebookReadsBesideSaves(t *testing.T) {
 				mu.Lock()
 				floor := saved
 				mu.Unlock()
-				m, nb, err := readNotebookFile(ctx, c, p)
+				m, nb, err := nbfile.Read(ctx, c, p)
 				if err != nil {
 					t.Errorf("reader %d: %v", readers, err)
 					return
@@ -158,16 +159,16 @@ func TestNotebookReadsBesideSaves(t *testing.T) {
 	if err := os.WriteFile(srv.Path(dir+"/nb.json"), gens[0], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if m, nb, err := readNotebookFile(ctx, c, dir+"/nb.json"); err != nil || nb != nil || m.Type != "file" {
+	if m, nb, err := nbfile.Read(ctx, c, dir+"/nb.json"); err != nil || nb != nil || m.Type != "file" {
 		t.Errorf("nb.json: type %v, parsed %v, err %v; want the server's file model", m, nb != nil, err)
 	}
-	if _, _, err := readNotebookFile(ctx, c, dir+"/missing.ipynb"); !jupyter.IsNotFound(err) {
+	if _, _, err := nbfile.Read(ctx, c, dir+"/missing.ipynb"); !jupyter.IsNotFound(err) {
 		t.Errorf("missing.ipynb: %v, want a 404", err)
 	}
 	if err := os.WriteFile(srv.Path(dir+"/latin1.ipynb"), []byte("{\"cells\": \"\xe9\"}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := readNotebookFile(ctx, c, dir+"/latin1.ipynb"); err == nil || !strings.Contains(err.Error(), "Unreadable Notebook") {
+	if _, _, err := nbfile.Read(ctx, c, dir+"/latin1.ipynb"); err == nil || !strings.Contains(err.Error(), "Unreadable Notebook") {
 		t.Errorf("latin1.ipynb: %v, want the server's own refusal", err)
 	}
 }
@@ -182,7 +183,7 @@ func TestNotebookReadsBesideSaves(t *testing.T) {
 // every insert succeeds.
 func TestSavesBesideForeignReads(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t, jupytertest.WithArgs(asyncContents))
+	srv := jupytertest.SharedWith(t, jupytertest.WithArgs(asyncContents))
 	f := newFixture(t, srv, &sharedKernel{})
 	ctx := ctxT(t)
 	if _, err := f.client.SaveNotebook(ctx, f.path("busy.ipynb"), generation(t, 0)); err != nil {
@@ -215,7 +216,7 @@ func TestSavesBesideForeignReads(t *testing.T) {
 		switch {
 		case err == nil:
 			acked = append(acked, src)
-		case i < 8 && errors.As(err, new(*SaveUndoneError)):
+		case i < 8 && errors.As(err, new(*nbfile.SaveUndoneError)):
 			undone++
 		default:
 			t.Errorf("insert %d: %v", i, err)

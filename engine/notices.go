@@ -59,7 +59,7 @@ func (e *Engine) notifyOutsideEdit(path, text string) {
 
 // untoldOutsideEdit says whether session has not yet been told of an edit
 // made elsewhere to the notebook at path (its next result on the notebook
-// tells it, TakeNotebookNotices).
+// tells it, TakeNotices).
 func (e *Engine) untoldOutsideEdit(session, path string) bool {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -85,34 +85,43 @@ func (st *sessionState) queue(path string) *noticeQueue {
 	return q
 }
 
-// TakeNotebookNotices returns, once, what session has not yet been told
-// about notebook name (its name in use; "" is the session's current
-// notebook), oldest first. When some were dropped for space, the first line
-// says how many.
-func (e *Engine) TakeNotebookNotices(session, name string) []string {
+// Notices is what a session has not yet been told, taken once with the
+// result of one of its calls.
+type Notices struct {
+	// Closed: another session closed this session's current notebook.
+	Closed *ClosedNotice
+	// Lines are about the notebook the result acted on, oldest first;
+	// when some were dropped for space, the first line says how many.
+	Lines []string
+}
+
+// TakeNotices returns, once, what session has not yet been told: that
+// another session closed its current notebook, and the lines about
+// notebook (its name in use; "" takes none: they wait for a result on
+// that notebook).
+func (e *Engine) TakeNotices(session, notebook string) Notices {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := e.sessions[session]
-	if st == nil || len(st.notes) == 0 {
-		return nil
+	if st == nil {
+		return Notices{}
 	}
-	if name == "" {
-		name = e.current[session]
-	}
-	d := e.docs[name]
-	if d == nil {
-		return nil
+	n := Notices{Closed: st.notice}
+	st.notice = nil
+	d := e.docs[notebook]
+	if notebook == "" || d == nil {
+		return n
 	}
 	q := st.notes[d.path]
 	if q == nil {
-		return nil
+		return n
 	}
 	delete(st.notes, d.path)
-	lines := q.lines
+	n.Lines = q.lines
 	if q.dropped > 0 {
-		lines = append([]string{pluralNotices(q.dropped)}, lines...)
+		n.Lines = append([]string{pluralNotices(q.dropped)}, n.Lines...)
 	}
-	return lines
+	return n
 }
 
 func pluralNotices(n int) string {

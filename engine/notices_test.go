@@ -15,17 +15,17 @@ func TestNotebookNoticesAreBounded(t *testing.T) {
 		e.Notify("", "dir/n.ipynb", fmt.Sprintf("notice %d", i))
 	}
 	e.Notify("other", "dir/n.ipynb", "for another session")
-	got := e.TakeNotebookNotices("s", "n")
+	got := e.TakeNotices("s", "n").Lines
 	if len(got) != maxNotices+1 || !strings.Contains(got[0], "3 earlier notices") || got[1] != "notice 3" || got[maxNotices] != fmt.Sprintf("notice %d", maxNotices+2) {
 		t.Fatalf("notices: %q", got)
 	}
-	if again := e.TakeNotebookNotices("s", "n"); again != nil {
+	if again := e.TakeNotices("s", "n").Lines; again != nil {
 		t.Fatalf("taken twice: %q", again)
 	}
-	if got := e.TakeNotebookNotices("other", "n"); len(got) != 1 || got[0] != "for another session" {
+	if got := e.TakeNotices("other", "n").Lines; len(got) != 1 || got[0] != "for another session" {
 		t.Fatalf("other session: %q", got)
 	}
-	if got := e.TakeNotebookNotices("s", "missing"); got != nil {
+	if got := e.TakeNotices("s", "missing").Lines; got != nil {
 		t.Fatalf("unknown notebook: %q", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
@@ -27,17 +28,17 @@ func testOutputViews(t *testing.T, f *fixture) {
 		t.Fatalf("outputs %q", got)
 	}
 
-	var live []OutputSnapshot
-	var last *NotebookEvent
+	var live []event.OutputSnapshot
+	var last *event.NotebookEvent
 	for finished := false; !finished; {
 		select {
 		case ev := <-sub.C():
 			switch {
-			case ev.Type == EvExecOutput && ev.Exec.ID == res.ExecID:
+			case ev.Type == event.EvExecOutput && ev.Exec.ID == res.ExecID:
 				live = append(live, *ev.Exec.Output)
-			case ev.Type == EvNotebookChanged && ev.Notebook.Op == OpOutput:
+			case ev.Type == event.EvNotebookChanged && ev.Notebook.Op == event.OpOutput:
 				last = ev.Notebook
-			case ev.Type == EvExecFinished && ev.Exec.ID == res.ExecID:
+			case ev.Type == event.EvExecFinished && ev.Exec.ID == res.ExecID:
 				finished = true
 			}
 		case <-ctx.Done():

@@ -1,14 +1,9 @@
 package engine
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"reflect"
-	"slices"
-	"strings"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -21,179 +16,38 @@ import (
 // notebook (Notify). Our own saves record the last_modified they produced,
 // so they are never taken for someone else's.
 
-// CellChangeKind says how one cell differs after an outside edit.
-type CellChangeKind string
-
-// Cell changes.
-const (
-	CellAdded   CellChangeKind = "added"
-	CellRemoved CellChangeKind = "removed"
-	CellEdited  CellChangeKind = "edited"  // source, type, metadata or attachments
-	CellOutputs CellChangeKind = "outputs" // outputs or execution count only
-	CellMoved   CellChangeKind = "moved"   // same cell, another place among the others
-)
-
-// CellChange is one cell an outside edit changed, by id. Index is its
-// position after the edit; for a removed cell, where it was.
-type CellChange struct {
-	ID     string         `json:"id"`
-	Index  int            `json:"index"`
-	Change CellChangeKind `json:"change"`
-}
-
-// maxListedChanges bounds the cells a notice lists; the rest are counted.
-const maxListedChanges = 12
-
-// diffNotebooks compares two versions of a notebook, cell by cell, by id. It
-// lists added, edited, output-only and moved cells in the order of the new
-// version, then removed ones in the order of the old, and says whether the
-// notebook's own metadata changed.
-func diffNotebooks(old, cur *notebook.Notebook) (changes []CellChange, metadata bool) {
-	oldAt := make(map[string]int, len(old.Cells))
-	for i, c := range old.Cells {
-		oldAt[c.ID] = i
+// diffNotebooks compares two versions of a notebook, cell by cell, by id
+// and by meaning (notebook.DifferentFields: the file may have been written
+// by another program, in its own layout). It lists added, edited,
+// output-only and moved cells in the order of the new version, then
+// removed ones in the order of the old, and says whether the notebook's
+// own metadata changed.
+func diffNotebooks(old, cur *notebook.Notebook) (changes []event.ChangedCell, metadata bool) {
+	diffs, _ := notebook.Diff(old.Cells, cur.Cells, notebook.DifferentFields)
+	byID := make(map[string]notebook.CellDiff, len(diffs))
+	for _, d := range diffs {
+		byID[d.ID] = d
 	}
-	curAt := make(map[string]int, len(cur.Cells))
 	for i, c := range cur.Cells {
-		curAt[c.ID] = i
-	}
-	moved := movedCells(old.Cells, curAt)
-	for i, c := range cur.Cells {
-		j, ok := oldAt[c.ID]
+		d, ok := byID[c.ID]
 		switch {
 		case !ok:
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellAdded})
-		case cellEdited(old.Cells[j], c):
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellEdited})
-		case outputsChanged(old.Cells[j], c):
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellOutputs})
-		case moved[c.ID]:
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellMoved})
+		case d.Before == nil:
+			changes = append(changes, event.ChangedCell{ID: c.ID, Index: i, How: event.CellAdded})
+		case d.Fields&notebook.ContentFields != 0:
+			changes = append(changes, event.ChangedCell{ID: c.ID, Index: i, How: event.CellEdited})
+		case d.Fields&notebook.KernelFields != 0:
+			changes = append(changes, event.ChangedCell{ID: c.ID, Index: i, How: event.CellOutputs})
+		case d.Moved:
+			changes = append(changes, event.ChangedCell{ID: c.ID, Index: i, How: event.CellMoved})
 		}
 	}
-	for i, c := range old.Cells {
-		if _, ok := curAt[c.ID]; !ok {
-			changes = append(changes, CellChange{ID: c.ID, Index: i, Change: CellRemoved})
+	for _, d := range diffs {
+		if d.After == nil {
+			changes = append(changes, event.ChangedCell{ID: d.ID, Index: d.From, How: event.CellRemoved})
 		}
 	}
-	return changes, !jsonEqual(old.Metadata, cur.Metadata)
-}
-
-// movedCells names the cells, present in both versions, that are not part
-// of the longest run of cells kept in the same relative order: those are
-// the ones someone moved (undo.go's longestIncreasing finds the run).
-func movedCells(old []*notebook.Cell, curAt map[string]int) map[string]bool {
-	var common []int // positions after, in the order before
-	for _, c := range old {
-		if j, ok := curAt[c.ID]; ok {
-			common = append(common, j)
-		}
-	}
-	if slices.IsSorted(common) {
-		return nil
-	}
-	stayed := longestIncreasing(common)
-	moved := map[string]bool{}
-	for _, c := range old {
-		if j, ok := curAt[c.ID]; ok && !stayed[j] {
-			moved[c.ID] = true
-		}
-	}
-	return moved
-}
-
-// cellEdited: what a person writes in a cell changed.
-func cellEdited(a, b *notebook.Cell) bool {
-	return a.Type != b.Type || a.Source != b.Source || !cellMetadataEqual(a.Metadata, b.Metadata) || !jsonEqual(a.Attachments, b.Attachments)
-}
-
-// cellMetadataEqual compares cell metadata without "trusted": Jupyter's
-// contents API sets it on every code cell it reads out (the notebook's
-// signature check), so a reload has it where our own model may not.
-func cellMetadataEqual(a, b json.RawMessage) bool {
-	if jsonEqual(a, b) {
-		return true
-	}
-	var x, y map[string]any
-	if json.Unmarshal(orEmpty(a), &x) != nil || json.Unmarshal(orEmpty(b), &y) != nil {
-		return false
-	}
-	delete(x, "trusted")
-	delete(y, "trusted")
-	return reflect.DeepEqual(x, y)
-}
-
-// outputsChanged: what running the cell wrote changed.
-func outputsChanged(a, b *notebook.Cell) bool {
-	if !intPtrEqual(a.ExecutionCount, b.ExecutionCount) {
-		return true
-	}
-	if len(a.Outputs) != len(b.Outputs) {
-		return true
-	}
-	for i := range a.Outputs {
-		x, y := a.Outputs[i], b.Outputs[i]
-		if x.OutputType != y.OutputType || x.Name != y.Name || x.Text != y.Text || x.EName != y.EName || x.EValue != y.EValue ||
-			!slices.Equal(x.Traceback, y.Traceback) || !jsonEqual(x.Metadata, y.Metadata) || len(x.Data) != len(y.Data) {
-			return true
-		}
-		if !intPtrEqual(x.ExecutionCount, y.ExecutionCount) {
-			return true
-		}
-		for k, v := range x.Data {
-			if !jsonEqual(v, y.Data[k]) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// jsonEqual compares two JSON values by meaning: another writer's file may
-// lay out the same metadata differently. Absent and {} are the same.
-func jsonEqual(a, b json.RawMessage) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	var x, y any
-	if err := json.Unmarshal(orEmpty(a), &x); err != nil {
-		return false
-	}
-	if err := json.Unmarshal(orEmpty(b), &y); err != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
-}
-
-func orEmpty(r json.RawMessage) json.RawMessage {
-	if len(bytes.TrimSpace(r)) == 0 || bytes.Equal(bytes.TrimSpace(r), []byte("null")) {
-		return json.RawMessage("{}")
-	}
-	return r
-}
-
-// OutsideEditText is the one line that says what an outside edit changed,
-// as an agent reads it in its next result and the workbench shows it:
-// "notebook 'nb' (x.ipynb) was changed outside this server at 14:31:23 UTC:
-// cell 3 (ab12cd34) edited, cell 5 (9f00aa11) added".
-func OutsideEditText(name, path string, at time.Time, changes []CellChange, metadata bool) string {
-	var parts []string
-	for i, c := range changes {
-		if i == maxListedChanges {
-			parts = append(parts, fmt.Sprintf("and %d more cells", len(changes)-i))
-			break
-		}
-		what := string(c.Change)
-		if c.Change == CellOutputs {
-			what = "outputs changed"
-		}
-		parts = append(parts, fmt.Sprintf("cell %d (%s) %s", c.Index, c.ID, what))
-	}
-	if metadata {
-		parts = append(parts, "notebook metadata changed")
-	}
-	return fmt.Sprintf("notebook '%s' (%s) was changed outside this server at %s: %s; cells read before then may be out of date",
-		name, path, at.UTC().Format("15:04:05 UTC"), strings.Join(parts, ", "))
+	return changes, !notebook.SameJSON(old.Metadata, cur.Metadata)
 }
 
 // noteOutsideEdit tells every agent what an outside edit of d changed, from
@@ -203,7 +57,7 @@ func OutsideEditText(name, path string, at time.Time, changes []CellChange, meta
 // reported (nil). The agents' notices are queued before anything about
 // the reload is published: a client that hears of the change (a resource
 // subscription) finds the notice on its next result.
-func (e *Engine) noteOutsideEdit(d *document, old, cur *notebook.Notebook, at time.Time) *Event {
+func (e *Engine) noteOutsideEdit(d *document, old, cur *notebook.Notebook, at time.Time) *event.Event {
 	if old == nil {
 		return nil
 	}
@@ -211,10 +65,10 @@ func (e *Engine) noteOutsideEdit(d *document, old, cur *notebook.Notebook, at ti
 	if len(changes) == 0 && !metadata {
 		return nil
 	}
-	text := OutsideEditText(d.name, d.path, at, changes, metadata)
+	text := event.OutsideEditText(d.name, d.path, at, changes, metadata)
 	e.log.Info("notebook changed outside this server", "notebook", d.name, "path", d.path, "cells", len(changes))
 	e.notifyOutsideEdit(d.path, text)
-	return &Event{Type: EvNotebookOutsideEdit, Notebook: &NotebookEvent{
-		Name: d.name, Path: d.path, KernelID: d.kernel.id, Changes: changes, MetadataChanged: metadata, At: at,
+	return &event.Event{Type: event.EvNotebookOutsideEdit, Notebook: &event.NotebookEvent{
+		Name: d.name, Path: d.path, KernelID: d.kernel.id, ChangedCells: changes, MetadataChanged: metadata, At: at,
 	}}
 }

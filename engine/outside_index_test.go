@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -17,9 +18,9 @@ func testIndexEditAfterWatchedReload(t *testing.T, f *fixture) {
 	ctx := ctxT(t)
 	e := watchingEngine(t, f, 50*time.Millisecond)
 	e.SessionOpened("s", "agent 1")
-	sub := e.Bus().SubscribeTo(64, EvNotebookOutsideEdit)
+	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
 	defer sub.Close()
-	if _, err := e.UseNotebook(ctx, "s", "nb", f.path("watchedidx.ipynb"), "create", f.shared.get(t, f.client)); err != nil {
+	if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: "nb", Path: f.path("watchedidx.ipynb"), Mode: "create", KernelID: f.shared.get(t, f.client)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, src := range []string{"a = 1", "b = 2"} {
@@ -45,7 +46,7 @@ func testIndexEditAfterWatchedReload(t *testing.T, f *fixture) {
 
 	// Told (the read's result takes the notice), the agent's indices are
 	// the file's again.
-	if lines := e.TakeNotebookNotices("s", "nb"); len(lines) != 1 {
+	if lines := e.TakeNotices("s", "nb").Lines; len(lines) != 1 {
 		t.Fatalf("notices %q, want the outside edit", lines)
 	}
 	_, _, err = e.OverwriteCellSource(ctx, "s", "", CellRef{Index: ptr(2)}, "b = 20")

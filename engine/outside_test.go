@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -39,12 +40,12 @@ func TestDiffNotebooks(t *testing.T) {
 		cell("new", "x"), cell("a", "a = 10"), withOutput, cell("f", "f = 6"), cell("d", "d = 4"), relaid, trusted,
 	}}
 	changes, metadata := diffNotebooks(old, cur)
-	want := []CellChange{
-		{ID: "new", Index: 0, Change: CellAdded},
-		{ID: "a", Index: 1, Change: CellEdited},
-		{ID: "c", Index: 2, Change: CellOutputs},
-		{ID: "f", Index: 3, Change: CellMoved},
-		{ID: "b", Index: 1, Change: CellRemoved},
+	want := []event.ChangedCell{
+		{ID: "new", Index: 0, How: event.CellAdded},
+		{ID: "a", Index: 1, How: event.CellEdited},
+		{ID: "c", Index: 2, How: event.CellOutputs},
+		{ID: "f", Index: 3, How: event.CellMoved},
+		{ID: "b", Index: 1, How: event.CellRemoved},
 	}
 	if !reflect.DeepEqual(changes, want) || metadata {
 		t.Errorf("diffNotebooks = %+v, metadata %v\nwant %+v (the same metadata laid out differently is no change)", changes, metadata, want)
@@ -59,16 +60,66 @@ func TestDiffNotebooks(t *testing.T) {
 	}
 
 	at := time.Date(2026, 11, 30, 14, 31, 23, 0, time.UTC)
-	text := OutsideEditText("nb", "dir/x.ipynb", at, want[:2], true)
+	text := event.OutsideEditText("nb", "dir/x.ipynb", at, want[:2], true)
 	if text != "notebook 'nb' (dir/x.ipynb) was changed outside this server at 14:31:23 UTC: cell 0 (new) added, cell 1 (a) edited, notebook metadata changed; cells read before then may be out of date" {
 		t.Errorf("text = %q", text)
 	}
-	many := make([]CellChange, maxListedChanges+3)
+	many := make([]event.ChangedCell, event.MaxListedChanges+3)
 	for i := range many {
-		many[i] = CellChange{ID: strconv.Itoa(i), Index: i, Change: CellOutputs}
+		many[i] = event.ChangedCell{ID: strconv.Itoa(i), Index: i, How: event.CellOutputs}
 	}
-	if text := OutsideEditText("nb", "x.ipynb", at, many, false); !strings.Contains(text, "cell 11 (11) outputs changed, and 3 more cells;") {
+	if text := event.OutsideEditText("nb", "x.ipynb", at, many, false); !strings.Contains(text, "cell 11 (11) outputs changed, and 3 more cells;") {
 		t.Errorf("text = %q", text)
+	}
+}
+
+// A notebook written again by another program is laid out as nbformat
+// writes it: a mime bundle's text split into a list of lines where the
+// kernel sent one string. That is the same output, not a changed one: an
+// edit of a markdown cell elsewhere reports that cell alone.
+func TestDiffNotebooksResaved(t *testing.T) {
+	t.Parallel()
+	one := 1
+	ran := func(data string) *notebook.Cell {
+		return &notebook.Cell{ID: "code", Type: notebook.Code, Source: "1+1", Metadata: json.RawMessage(`{}`), ExecutionCount: &one,
+			Outputs: []notebook.Output{{OutputType: notebook.ExecuteResult, ExecutionCount: &one, Metadata: json.RawMessage(`{}`),
+				Data: map[string]json.RawMessage{"text/plain": json.RawMessage(data)}}}}
+	}
+	md := func(src string) *notebook.Cell {
+		return &notebook.Cell{ID: "md", Type: notebook.Markdown, Source: src, Metadata: json.RawMessage(`{}`)}
+	}
+	old := &notebook.Notebook{Metadata: json.RawMessage(`{}`), Cells: []*notebook.Cell{md("# Title"), ran(`"2\n3"`)}}
+	cur := &notebook.Notebook{Metadata: json.RawMessage(`{}`), Cells: []*notebook.Cell{md("# Title, edited"), ran(`["2\n", "3"]`)}}
+	changes, metadata := diffNotebooks(old, cur)
+	if want := []event.ChangedCell{{ID: "md", Index: 0, How: event.CellEdited}}; !reflect.DeepEqual(changes, want) || metadata {
+		t.Errorf("diffNotebooks = %+v, metadata %v; want %+v (the output only laid out as nbformat writes it)", changes, metadata, want)
+	}
+}
+
+// The same through a real server: a cell run here, the notebook read and
+// saved again elsewhere with one markdown cell changed. The outside edit
+// names the markdown cell and nothing else.
+func testOutsideEditResaved(t *testing.T, f *fixture) {
+	ctx := ctxT(t)
+	e := f.e
+	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
+	defer sub.Close()
+	f.use(t, "s", "nb", "resaved.ipynb", "create")
+	_, md, err := e.InsertCell(ctx, "s", "", -1, "markdown", "# Title")
+	checkNoError(t, "insert", err)
+	res, err := e.InsertExecuteCell(ctx, "s", "", -1, "1+1\nprint('a')\nprint('b')\n'x\\ny'", ExecOptions{})
+	checkNoError(t, "execute", err)
+	if len(res.Outputs) != 2 {
+		t.Fatalf("outputs %+v, want a stream and a result", res.Outputs)
+	}
+	nb := f.disk(t, "resaved.ipynb")
+	nb.Cells[0].Source = "# Title, edited"
+	f.writeBehind(t, "resaved.ipynb", nb)
+	if _, _, err := e.ReadNotebook(ctx, "s", "", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := nextOutsideEdit(t, sub).ChangedCells, []event.ChangedCell{{ID: md.ID, Index: 0, How: event.CellEdited}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("changes %+v, want %+v: the cell that ran was saved again unchanged", got, want)
 	}
 }
 
@@ -87,13 +138,13 @@ func watchingEngine(t *testing.T, f *fixture, every time.Duration) *Engine {
 }
 
 // nextOutsideEdit waits for the next outside-edit event.
-func nextOutsideEdit(t *testing.T, sub *Subscription) *NotebookEvent {
+func nextOutsideEdit(t *testing.T, sub *event.Subscription) *event.NotebookEvent {
 	t.Helper()
 	deadline := time.After(60 * time.Second)
 	for {
 		select {
 		case ev := <-sub.C():
-			if ev.Type == EvNotebookOutsideEdit {
+			if ev.Type == event.EvNotebookOutsideEdit {
 				return ev.Notebook
 			}
 		case <-deadline:
@@ -112,9 +163,9 @@ func testOutsideEditWatched(t *testing.T, f *fixture) {
 	e := watchingEngine(t, f, 100*time.Millisecond)
 	e.SessionOpened("s", "agent 1")
 	e.SessionOpened("other", "agent 2")
-	sub := e.Bus().SubscribeTo(64, EvNotebookOutsideEdit)
+	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
 	defer sub.Close()
-	if _, err := e.UseNotebook(ctx, "s", "nb", f.path("watched.ipynb"), "create", f.shared.get(t, f.client)); err != nil {
+	if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: "nb", Path: f.path("watched.ipynb"), Mode: "create", KernelID: f.shared.get(t, f.client)}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
@@ -135,13 +186,13 @@ func testOutsideEditWatched(t *testing.T, f *fixture) {
 	f.writeBehind(t, "watched.ipynb", nb)
 
 	got := nextOutsideEdit(t, sub)
-	want := []CellChange{{ID: ids[1], Index: 1, Change: CellEdited}, {ID: added.ID, Index: 2, Change: CellAdded}, {ID: ids[2], Index: 2, Change: CellRemoved}}
-	if got.Name != "nb" || got.Path != f.path("watched.ipynb") || !reflect.DeepEqual(got.Changes, want) || got.MetadataChanged || got.At.IsZero() {
+	want := []event.ChangedCell{{ID: ids[1], Index: 1, How: event.CellEdited}, {ID: added.ID, Index: 2, How: event.CellAdded}, {ID: ids[2], Index: 2, How: event.CellRemoved}}
+	if got.Name != "nb" || got.Path != f.path("watched.ipynb") || !reflect.DeepEqual(got.ChangedCells, want) || got.MetadataChanged || got.At.IsZero() {
 		t.Fatalf("outside edit %+v, want changes %+v", got, want)
 	}
-	text := OutsideEditText("nb", f.path("watched.ipynb"), got.At, want, false)
+	text := event.OutsideEditText("nb", f.path("watched.ipynb"), got.At, want, false)
 	for _, s := range []string{"s", "other"} {
-		if lines := e.TakeNotebookNotices(s, "nb"); len(lines) != 1 || lines[0] != text {
+		if lines := e.TakeNotices(s, "nb").Lines; len(lines) != 1 || lines[0] != text {
 			t.Errorf("session %s notices %q, want [%q]", s, lines, text)
 		}
 	}
@@ -160,7 +211,7 @@ func testOutsideEditBeforeCall(t *testing.T, f *fixture) {
 	ctx := ctxT(t)
 	e := f.e
 	e.SessionOpened("s", "agent 1")
-	sub := e.Bus().SubscribeTo(64, EvNotebookOutsideEdit)
+	sub := e.Bus().SubscribeTo(64, event.EvNotebookOutsideEdit)
 	defer sub.Close()
 	f.use(t, "s", "nb", "percall.ipynb", "create")
 	_, c, err := e.InsertCell(ctx, "s", "", -1, "code", "a = 1")
@@ -172,10 +223,10 @@ func testOutsideEditBeforeCall(t *testing.T, f *fixture) {
 	_, _, err = e.EditCellSource(ctx, "s", "", CellRef{ID: c.ID}, "a = 2", "a = 3", false)
 	checkNoError(t, "edit by id", err)
 	got := nextOutsideEdit(t, sub)
-	if want := []CellChange{{ID: c.ID, Index: 0, Change: CellEdited}}; !reflect.DeepEqual(got.Changes, want) {
-		t.Fatalf("changes %+v, want %+v", got.Changes, want)
+	if want := []event.ChangedCell{{ID: c.ID, Index: 0, How: event.CellEdited}}; !reflect.DeepEqual(got.ChangedCells, want) {
+		t.Fatalf("changes %+v, want %+v", got.ChangedCells, want)
 	}
-	if lines := e.TakeNotebookNotices("s", "nb"); len(lines) != 1 || !strings.Contains(lines[0], "was changed outside this server") {
+	if lines := e.TakeNotices("s", "nb").Lines; len(lines) != 1 || !strings.Contains(lines[0], "was changed outside this server") {
 		t.Errorf("notices %q", lines)
 	}
 	// Our own save is not an outside edit: the next outside one is
@@ -186,8 +237,8 @@ func testOutsideEditBeforeCall(t *testing.T, f *fixture) {
 	if _, _, err := e.ReadNotebook(ctx, "s", "", 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := nextOutsideEdit(t, sub); len(got.Changes) != 1 || got.Changes[0].Change != CellAdded {
-		t.Errorf("changes %+v", got.Changes)
+	if got := nextOutsideEdit(t, sub); len(got.ChangedCells) != 1 || got.ChangedCells[0].How != event.CellAdded {
+		t.Errorf("changes %+v", got.ChangedCells)
 	}
 }
 
@@ -238,7 +289,7 @@ func testWatcherStops(t *testing.T, f *fixture) {
 	e := watchingEngine(t, f, 50*time.Millisecond)
 	kid := f.shared.get(t, f.client)
 	for _, n := range []string{"w1", "w2"} {
-		if _, err := e.UseNotebook(ctx, "s", n, f.path(n+".ipynb"), "create", kid); err != nil {
+		if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: n, Path: f.path(n + ".ipynb"), Mode: "create", KernelID: kid}); err != nil {
 			t.Fatal(err)
 		}
 	}

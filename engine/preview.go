@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -58,41 +60,6 @@ type PreviewRequest struct {
 	Problem string
 }
 
-// Preview roles of the cells shown.
-const (
-	PreviewCellNew     = "new"     // the cell the call would insert
-	PreviewCellGone    = "delete"  // a cell the call would delete
-	PreviewCellMoved   = "move"    // the cell the call would move
-	PreviewCellRun     = "run"     // the cell the call would run
-	PreviewCellContext = "context" // a neighbour, for orientation
-)
-
-// CallPreview is what a held call would do. Strings are bounded
-// (previewTextMax); Problem is set, and the rest mostly empty, when it could
-// not be computed (an index out of range, no notebook): the call then fails
-// as usual if it is allowed.
-type CallPreview struct {
-	Client   string        `json:"client,omitempty"`   // the session's client (name and version)
-	Notebook string        `json:"notebook,omitempty"` // the notebook it acts on
-	What     string        `json:"what,omitempty"`     // one line: what it does
-	Diff     string        `json:"diff,omitempty"`     // unified diff of a cell's source
-	Code     string        `json:"code,omitempty"`     // the code that would run
-	Language string        `json:"language,omitempty"` // of Code, as the kernel names it
-	Cells    []PreviewCell `json:"cells,omitempty"`    // cells inserted, deleted, moved, run, and neighbours
-	Facts    []string      `json:"facts,omitempty"`    // state that would be lost
-	Problem  string        `json:"problem,omitempty"`  // why no (full) preview
-}
-
-// PreviewCell is a cell shown in a preview: Index is its position now (for
-// a new cell, the one it would take).
-type PreviewCell struct {
-	Index  int    `json:"index"`
-	ID     string `json:"id,omitempty"`
-	Type   string `json:"type"`
-	Source string `json:"source"`
-	Role   string `json:"role"`
-}
-
 // previewTextMax bounds each string of a preview: it travels on an event to
 // every workbench, and a person reads the start of a long cell, not all of it.
 const previewTextMax = 16 << 10
@@ -103,20 +70,22 @@ const previewNeighbours = 1
 // Preview computes what a call described by req would do for session,
 // reading the notebook as it is now (checked for changes on disk first) and
 // changing nothing.
-func (e *Engine) Preview(ctx context.Context, session string, req PreviewRequest) CallPreview {
-	p := CallPreview{Client: e.clientOf(session)}
+func (e *Engine) Preview(ctx context.Context, session string, req PreviewRequest) event.CallPreview {
+	p := event.CallPreview{Client: e.clientOf(session)}
 	if req.Problem != "" {
 		p.Problem = req.Problem
 		return p
 	}
 	if err := e.preview(ctx, session, req, &p); err != nil {
-		p.Problem = err.Error()
+		// A change the call would refuse is previewed as that refusal, in
+		// the words the call gets.
+		p.Problem, p.Refused = err.Error(), IsUserError(err)
 	}
-	p.bound()
+	boundPreview(&p)
 	return p
 }
 
-func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest, p *CallPreview) error {
+func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest, p *event.CallPreview) error {
 	if req.Op == PreviewRunCode {
 		return e.previewCode(session, req, p)
 	}
@@ -135,164 +104,109 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		return err
 	}
 	nb := d.model()
+	on := e.on(d)
+	// Each preview is the change the call makes, made on a copy.
 	switch req.Op {
 	case PreviewEdit, PreviewOverwrite:
-		i, err := resolveCell(nb, d.name, req.Cell, RoleCell)
-		if err != nil {
-			return err
-		}
-		c := nb.Cells[i]
-		src := req.Source
+		var m cellMutation = &overwriteSource{onNotebook: on, ref: req.Cell, source: req.Source}
 		what := "overwrite"
 		if req.Op == PreviewEdit {
-			what = "edit"
-			if err := previewEdit(c, i, req); err != nil {
-				return err
-			}
-			if req.All {
-				src = strings.ReplaceAll(c.Source, req.Old, req.New)
-			} else {
-				src = strings.Replace(c.Source, req.Old, req.New, 1)
-			}
+			m, what = &editSource{onNotebook: on, ref: req.Cell, old: req.Old, new: req.New, all: req.All}, "edit"
 		}
-		p.What = fmt.Sprintf("%s the source of cell %d (id %s)", what, i, c.ID)
-		if src == c.Source {
+		err := tryOnCopy(nb, m)
+		if err != nil && !errors.Is(err, errUnchanged) {
+			return err
+		}
+		var edit SourceEdit
+		switch m := m.(type) {
+		case *overwriteSource:
+			edit = m.edit
+		case *editSource:
+			edit = m.edit
+		}
+		p.What = fmt.Sprintf("%s the source of cell %d (id %s)", what, edit.Cell.Index, edit.Cell.ID)
+		if err != nil {
 			p.What += ": no change"
 			return nil
 		}
-		p.Diff = cellDiff(i, c.Source, src)
+		p.Diff = edit.Diff
 	case PreviewInsert, PreviewInsertRun:
-		n := len(nb.Cells)
-		at := req.Index
-		if at == -1 {
-			at = n
-		}
-		if at < 0 || at > n {
-			return &CellIndexError{Notebook: d.name, Index: req.Index, Count: n, Insert: true}
-		}
-		typ := req.CellType
+		m := &insertCell{onNotebook: on, index: req.Index, cellType: req.CellType, source: req.Source}
 		if req.Op == PreviewInsertRun {
-			typ = notebook.Code
+			m.cellType, m.run = notebook.Code, true
+		}
+		if err := tryOnCopy(nb, m); err != nil {
+			return err
+		}
+		at, n := m.inserted.Index, len(nb.Cells)
+		if m.run {
 			p.Code, p.Language = req.Source, notebookLanguage(nb)
 			p.What = fmt.Sprintf("insert a code cell at index %d and run it on kernel %s", at, short8(d.kernel.id))
 		} else {
-			if err := validCellType(typ); err != nil {
-				return err
-			}
-			p.What = fmt.Sprintf("insert a %s cell at index %d (the notebook has %d cells)", typ, at, n)
+			p.What = fmt.Sprintf("insert a %s cell at index %d (the notebook has %d cells)", m.cellType, at, n)
 		}
 		for i := max(at-previewNeighbours, 0); i < at; i++ {
-			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], PreviewCellContext))
+			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], event.PreviewCellContext))
 		}
-		p.Cells = append(p.Cells, PreviewCell{Index: at, Type: typ, Source: req.Source, Role: PreviewCellNew})
+		// The new cell's id is made when it is inserted: none is shown.
+		p.Cells = append(p.Cells, event.PreviewCell{Index: at, Type: m.cellType, Source: req.Source, Role: event.PreviewCellNew})
 		for i := at; i < min(at+previewNeighbours, n); i++ {
-			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], PreviewCellContext))
+			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], event.PreviewCellContext))
 		}
 	case PreviewDelete:
-		positions, err := previewDeleted(nb, d.name, req)
-		if err != nil {
+		m := &deleteCells{onNotebook: on, indices: req.Indices, ids: req.IDs}
+		if err := tryOnCopy(nb, m); err != nil {
 			return err
 		}
-		p.What = fmt.Sprintf("delete %d of %d cells", len(positions), len(nb.Cells))
-		for _, i := range positions {
-			p.Cells = append(p.Cells, previewCell(i, nb.Cells[i], PreviewCellGone))
+		p.What = fmt.Sprintf("delete %d of %d cells", len(m.deleted), len(nb.Cells))
+		gone := slices.SortedFunc(slices.Values(m.deleted), func(a, b CellInfo) int { return a.Index - b.Index })
+		for _, c := range gone {
+			p.Cells = append(p.Cells, previewCell(c.Index, nb.Cells[c.Index], event.PreviewCellGone))
 		}
 	case PreviewMove:
-		from, err := resolveCell(nb, d.name, req.Cell, RoleSource)
-		if err != nil {
+		m := &moveCell{onNotebook: on, src: req.Cell, dst: req.Target}
+		err := tryOnCopy(nb, m)
+		if err != nil && !errors.Is(err, errUnchanged) {
 			return err
 		}
-		to, err := resolveCell(nb, d.name, req.Target, RoleTarget)
-		if err != nil {
-			return err
-		}
+		from, to := m.from, m.moved.Index
 		c := nb.Cells[from]
 		p.What = fmt.Sprintf("move cell %d (id %s) to index %d", from, c.ID, to)
 		if from == to {
 			p.What += ": no change"
 		}
-		p.Cells = append(p.Cells, previewCell(from, c, PreviewCellMoved))
+		p.Cells = append(p.Cells, previewCell(from, c, event.PreviewCellMoved))
 		if from != to {
-			p.Cells = append(p.Cells, previewCell(to, nb.Cells[to], PreviewCellContext))
+			p.Cells = append(p.Cells, previewCell(to, nb.Cells[to], event.PreviewCellContext))
 		}
 	case PreviewRunCell:
-		i, err := resolveCell(nb, d.name, req.Cell, RoleCell)
-		if err != nil {
+		m := &clearOutputs{onNotebook: on, ref: req.Cell, forRun: true}
+		err := tryOnCopy(nb, m)
+		if m.cell.ID != "" {
+			p.What = fmt.Sprintf("run cell %d (id %s) on kernel %s", m.cell.Index, m.cell.ID, short8(d.kernel.id))
+		}
+		if err != nil && !errors.Is(err, errUnchanged) {
+			if m.cell.ID != "" && m.cell.Type != notebook.Code {
+				p.What = fmt.Sprintf("run cell %d (id %s), a %s cell", m.cell.Index, m.cell.ID, m.cell.Type)
+			}
 			return err
 		}
-		c := nb.Cells[i]
-		if c.Type != notebook.Code {
-			p.What = fmt.Sprintf("cell %d (id %s) is a %s cell: running it runs no code", i, c.ID, c.Type)
-			return nil
-		}
-		p.What = fmt.Sprintf("run cell %d (id %s) on kernel %s", i, c.ID, short8(d.kernel.id))
-		p.Code, p.Language = c.Source, notebookLanguage(nb)
+		p.Code, p.Language = m.cell.Source, notebookLanguage(nb)
 	default:
 		return fmt.Errorf("no preview for operation %d", req.Op)
 	}
 	return nil
 }
 
-// previewEdit checks an edit as EditCellSource would.
-func previewEdit(c *notebook.Cell, i int, req PreviewRequest) error {
-	switch {
-	case req.Old == "":
-		return &EditError{Problem: EditEmptyOld}
-	case req.Old == req.New:
-		return &EditError{Problem: EditSame}
-	}
-	switch n := strings.Count(c.Source, req.Old); {
-	case n == 0:
-		return &EditError{Problem: EditNotFound, Index: i, CellID: c.ID, Source: excerpt(c.Source, 200)}
-	case n > 1 && !req.All:
-		return &EditError{Problem: EditAmbiguous, Index: i, CellID: c.ID, Count: n}
-	}
-	return nil
-}
-
-// previewDeleted resolves the cells a delete names, as DeleteCells would,
-// in the order given.
-func previewDeleted(nb *notebook.Notebook, name string, req PreviewRequest) ([]int, error) {
-	if len(req.IDs) == 0 && len(req.Indices) == 0 {
-		return nil, &NoCellError{Several: true}
-	}
-	var positions []int
-	if len(req.IDs) > 0 {
-		for _, id := range req.IDs {
-			i, err := findCell(nb, name, id, RoleCell)
-			if err != nil {
-				return nil, err
-			}
-			positions = append(positions, i)
-		}
-	} else {
-		for _, i := range req.Indices {
-			if err := checkIndex(nb, name, i, RoleCell); err != nil {
-				return nil, err
-			}
-			positions = append(positions, i)
-		}
-	}
-	slices.Sort(positions)
-	return slices.Compact(positions), nil
-}
-
 // previewCode says where code sent to a kernel would run, as ExecuteCode
 // chooses: the session's sandbox, else the kernel named, else the current
 // notebook's kernel.
-func (e *Engine) previewCode(session string, req PreviewRequest, p *CallPreview) error {
+func (e *Engine) previewCode(session string, req PreviewRequest, p *event.CallPreview) error {
 	p.Code = req.Source
-	if e.sandboxes != nil {
-		r := e.sandboxes
-		r.mu.Lock()
-		name := r.active[session]
-		en := r.byName[name]
-		r.mu.Unlock()
-		if en != nil {
-			p.What = fmt.Sprintf("run code on sandbox %s (%s)", en.name, en.variant)
-			p.Language = "python"
-			return nil
-		}
+	if en := e.sandboxes.activeFor(session); en != nil {
+		p.What = fmt.Sprintf("run code on sandbox %s (%s)", en.name, en.variant)
+		p.Language = "python"
+		return nil
 	}
 	if req.KernelID != "" {
 		p.What = "run code on kernel " + short8(req.KernelID)
@@ -317,7 +231,7 @@ func (e *Engine) previewCode(session string, req PreviewRequest, p *CallPreview)
 }
 
 // previewKernelState lists what a restart or an unuse would lose.
-func (e *Engine) previewKernelState(d *document, op PreviewOp, p *CallPreview) error {
+func (e *Engine) previewKernelState(d *document, op PreviewOp, p *event.CallPreview) error {
 	k := d.kernel
 	e.mu.RLock()
 	users, running := k.users, len(k.execs)
@@ -353,8 +267,8 @@ func (e *Engine) previewKernelState(d *document, op PreviewOp, p *CallPreview) e
 	return nil
 }
 
-func previewCell(i int, c *notebook.Cell, role string) PreviewCell {
-	return PreviewCell{Index: i, ID: c.ID, Type: c.Type, Source: c.Source, Role: role}
+func previewCell(i int, c *notebook.Cell, role string) event.PreviewCell {
+	return event.PreviewCell{Index: i, ID: c.ID, Type: c.Type, Source: c.Source, Role: role}
 }
 
 // notebookLanguage is the language a notebook's kernel speaks, from its
@@ -390,8 +304,8 @@ func short8(id string) string {
 	return id
 }
 
-// bound cuts every string of the preview to previewTextMax.
-func (p *CallPreview) bound() {
+// boundPreview cuts every string of p to previewTextMax.
+func boundPreview(p *event.CallPreview) {
 	for _, s := range []*string{&p.Diff, &p.Code, &p.What, &p.Problem} {
 		*s = cutText(*s)
 	}

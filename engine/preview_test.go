@@ -5,7 +5,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
+
+// insertCells appends cells to session's current notebook, markdown ones
+// for sources that start with "#", and returns their ids.
+func insertCells(t *testing.T, e *Engine, session string, srcs ...string) []string {
+	t.Helper()
+	var ids []string
+	for _, src := range srcs {
+		typ := "code"
+		if strings.HasPrefix(src, "#") {
+			typ = "markdown"
+		}
+		_, c, err := e.InsertCell(ctxT(t), session, "", -1, typ, src)
+		checkNoError(t, "insert", err)
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
 
 // testPreviews checks every preview against a real notebook: what it shows
 // is what the operation then does, an impossible one says why plainly, and
@@ -15,16 +34,7 @@ func testPreviews(t *testing.T, f *fixture) {
 	e := f.e
 	e.SessionOpened("s", "preview-agent 1.0")
 	info := f.use(t, "s", "nb", "preview.ipynb", "create")
-	var ids []string
-	for _, src := range []string{"a = 1\nb = 2\n", "# Notes", "print(a + b)"} {
-		typ := "code"
-		if strings.HasPrefix(src, "#") {
-			typ = "markdown"
-		}
-		_, c, err := e.InsertCell(ctx, "s", "", -1, typ, src)
-		checkNoError(t, "insert", err)
-		ids = append(ids, c.ID)
-	}
+	ids := insertCells(t, e, "s", "a = 1\nb = 2\n", "# Notes", "print(a + b)")
 	before := f.file(t, "preview.ipynb")
 
 	// Edit: the diff the edit will make, the session's client named.
@@ -61,8 +71,8 @@ func testPreviews(t *testing.T, f *fixture) {
 	// Insert: the new cell at its place between its neighbours.
 	p = e.Preview(ctx, "s", PreviewRequest{Op: PreviewInsert, Index: 1, CellType: "markdown", Source: "## New"})
 	if p.Problem != "" || len(p.Cells) != 3 ||
-		p.Cells[0].ID != ids[0] || p.Cells[0].Role != PreviewCellContext ||
-		p.Cells[1].Role != PreviewCellNew || p.Cells[1].Index != 1 || p.Cells[1].Source != "## New" || p.Cells[1].Type != "markdown" ||
+		p.Cells[0].ID != ids[0] || p.Cells[0].Role != event.PreviewCellContext ||
+		p.Cells[1].Role != event.PreviewCellNew || p.Cells[1].Index != 1 || p.Cells[1].Source != "## New" || p.Cells[1].Type != "markdown" ||
 		p.Cells[2].ID != ids[1] || p.Cells[2].Index != 1 {
 		t.Fatalf("insert preview: %+v", p)
 	}
@@ -74,14 +84,14 @@ func testPreviews(t *testing.T, f *fixture) {
 	// Delete: the cells that would go, each at its index.
 	p = e.Preview(ctx, "s", PreviewRequest{Op: PreviewDelete, Indices: []int{2, 0}})
 	if p.Problem != "" || len(p.Cells) != 2 || p.Cells[0].ID != ids[0] || p.Cells[1].ID != ids[2] ||
-		p.Cells[1].Source != "print(a + b)" || p.Cells[0].Role != PreviewCellGone || !strings.Contains(p.What, "delete 2 of 3 cells") {
+		p.Cells[1].Source != "print(a + b)" || p.Cells[0].Role != event.PreviewCellGone || !strings.Contains(p.What, "delete 2 of 3 cells") {
 		t.Fatalf("delete preview: %+v", p)
 	}
 
 	// Move: from and to.
 	p = e.Preview(ctx, "s", PreviewRequest{Op: PreviewMove, Cell: CellRef{ID: ids[2]}, Target: CellRef{Index: ptr(0)}})
 	if p.Problem != "" || !strings.Contains(p.What, "move cell 2 (id "+ids[2]+") to index 0") ||
-		len(p.Cells) != 2 || p.Cells[0].Role != PreviewCellMoved || p.Cells[1].ID != ids[0] {
+		len(p.Cells) != 2 || p.Cells[0].Role != event.PreviewCellMoved || p.Cells[1].ID != ids[0] {
 		t.Fatalf("move preview: %+v", p)
 	}
 
@@ -143,5 +153,61 @@ func testPreviewRestart(t *testing.T, f *fixture) {
 	facts := strings.Join(p.Facts, "\n")
 	if !strings.Contains(facts, "1 running execution(s) stop: cells "+slow.Cell.ID) || !strings.Contains(facts, info.KernelID) {
 		t.Fatalf("restart preview, running: %+v", p)
+	}
+}
+
+// testPreviewIsTheCall holds a preview against what the call then does:
+// a call that will be refused is previewed as that refusal, in the words
+// the call gets, and one that will succeed is previewed without a problem.
+// A delete naming one cell twice was once shown as a deletion, then failed
+// once allowed.
+func testPreviewIsTheCall(t *testing.T, f *fixture) {
+	ctx := ctxT(t)
+	e := f.e
+	f.use(t, "s", "nb", "preview-call.ipynb", "create")
+	ids := insertCells(t, e, "s", "a = 1", "# Notes", "b = 2")
+	before := f.file(t, "preview-call.ipynb")
+	for _, tc := range []struct {
+		name string
+		req  PreviewRequest
+		call func() error
+	}{
+		{"delete an index twice", PreviewRequest{Op: PreviewDelete, Indices: []int{1, 1}},
+			func() error { _, _, err := e.DeleteCells(ctx, "s", "", []int{1, 1}, nil); return err }},
+		{"delete an id twice", PreviewRequest{Op: PreviewDelete, IDs: []string{ids[2], ids[0], ids[2]}},
+			func() error {
+				_, _, err := e.DeleteCells(ctx, "s", "", nil, []string{ids[2], ids[0], ids[2]})
+				return err
+			}},
+		{"run a markdown cell", PreviewRequest{Op: PreviewRunCell, Cell: CellRef{ID: ids[1]}},
+			func() error { _, err := e.ExecuteCell(ctx, "s", "", CellRef{ID: ids[1]}, ExecOptions{}); return err }},
+		{"insert and run code with a NUL", PreviewRequest{Op: PreviewInsertRun, Index: -1, Source: "x\x00"},
+			func() error { _, err := e.InsertExecuteCell(ctx, "s", "", -1, "x\x00", ExecOptions{}); return err }},
+		{"edit to the same text", PreviewRequest{Op: PreviewEdit, Cell: CellRef{ID: ids[0]}, Old: "a", New: "a"},
+			func() error {
+				_, _, err := e.EditCellSource(ctx, "s", "", CellRef{ID: ids[0]}, "a", "a", false)
+				return err
+			}},
+		{"insert of no type", PreviewRequest{Op: PreviewInsert, Index: 0, CellType: "prose"},
+			func() error { _, _, err := e.InsertCell(ctx, "s", "", 0, "prose", "x"); return err }},
+	} {
+		p := e.Preview(ctx, "s", tc.req)
+		err := tc.call()
+		if err == nil {
+			t.Fatalf("%s: the call was not refused", tc.name)
+		}
+		if p.Problem != err.Error() || !p.Refused || len(p.Cells) != 0 || p.Diff != "" {
+			t.Errorf("%s: previewed %+v; the call was refused with %q", tc.name, p, err)
+		}
+	}
+	if after := f.file(t, "preview-call.ipynb"); !bytes.Equal(before, after) {
+		t.Fatalf("a refused call changed the file")
+	}
+	// A delete that goes through: the cells previewed are the ones gone.
+	p := e.Preview(ctx, "s", PreviewRequest{Op: PreviewDelete, IDs: []string{ids[2], ids[0]}})
+	_, gone, err := e.DeleteCells(ctx, "s", "", nil, []string{ids[2], ids[0]})
+	checkNoError(t, "delete", err)
+	if p.Problem != "" || p.Refused || len(p.Cells) != len(gone) || p.Cells[0].ID != gone[1].ID || p.Cells[1].ID != gone[0].ID {
+		t.Errorf("previewed %+v; deleted %+v", p, gone)
 	}
 }

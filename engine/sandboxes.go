@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
@@ -71,7 +72,7 @@ type SandboxInfo struct {
 // sandboxRegistry holds the launched sandboxes and which one each session
 // routes execute_code to.
 type sandboxRegistry struct {
-	publish        func(Event)
+	publish        func(event.Event)
 	client         func() *jupyter.Client
 	defaultVariant string // SANDBOX_VARIANT as configured
 	python         string // --python, for the eval variant
@@ -100,7 +101,7 @@ type sandboxEntry struct {
 // its kernels there unless a launch names another server); defaultVariant
 // is SANDBOX_VARIANT; maxTimeout (0 = none) caps execution timeouts. bus
 // may be nil (nothing is published).
-func newSandboxRegistry(bus *Bus, client func() *jupyter.Client, defaultVariant string, maxTimeout time.Duration, log *slog.Logger) *sandboxRegistry {
+func newSandboxRegistry(bus *event.Bus, client func() *jupyter.Client, defaultVariant string, maxTimeout time.Duration, log *slog.Logger) *sandboxRegistry {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -112,7 +113,7 @@ func newSandboxRegistry(bus *Bus, client func() *jupyter.Client, defaultVariant 
 		byName:         map[string]*sandboxEntry{},
 		pending:        map[string]bool{},
 		active:         map[string]string{},
-		publish:        func(Event) {},
+		publish:        func(event.Event) {},
 	}
 	if bus != nil {
 		r.publish = bus.Publish
@@ -121,7 +122,7 @@ func newSandboxRegistry(bus *Bus, client func() *jupyter.Client, defaultVariant 
 }
 
 func (r *sandboxRegistry) publishState(name, id, variant, state string) {
-	r.publish(Event{Type: EvSandboxStatus, Sandbox: &SandboxEvent{Name: name, ID: id, Variant: variant, State: state}})
+	r.publish(event.Event{Type: event.EvSandboxStatus, Sandbox: &event.SandboxEvent{Name: name, ID: id, Variant: variant, State: state}})
 }
 
 func (en *sandboxEntry) info(active bool) SandboxInfo {
@@ -194,7 +195,7 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	switch {
 	case r.closed:
 		r.mu.Unlock()
-		return SandboxInfo{}, errors.New("the server is shutting down")
+		return SandboxInfo{}, errClosing
 	case r.byName[name] != nil:
 		en := r.byName[name]
 		r.mu.Unlock()
@@ -242,7 +243,7 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	if r.closed {
 		r.mu.Unlock()
 		_ = sb.Terminate(context.WithoutCancel(ctx))
-		return SandboxInfo{}, errors.New("the server is shutting down")
+		return SandboxInfo{}, errClosing
 	}
 	r.byName[name] = en
 	active := r.active[session] == name
@@ -366,6 +367,17 @@ func (e *Engine) TerminateSandbox(ctx context.Context, name string) error {
 	return nil
 }
 
+// activeFor is the sandbox session routes execute_code to, or nil (also
+// on a nil registry).
+func (r *sandboxRegistry) activeFor(session string) *sandboxEntry {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byName[r.active[session]]
+}
+
 // sessionClosed forgets the session's active sandbox (Engine.SessionClosed
 // calls it).
 func (r *sandboxRegistry) sessionClosed(session string) {
@@ -411,13 +423,11 @@ func (r *sandboxRegistry) closeAll(ctx context.Context) {
 // does for kernels.
 func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opts ExecOptions) (res ExecResult, ok bool, err error) {
 	r := e.sandboxes
-	r.mu.Lock()
-	name := r.active[session]
-	en := r.byName[name]
-	r.mu.Unlock()
-	if name == "" || en == nil {
+	en := r.activeFor(session)
+	if en == nil {
 		return ExecResult{}, false, nil
 	}
+	name := en.name
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = en.timeout
@@ -427,12 +437,12 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 	}
 	info := en.sb.Info()
 	execID := "x" + strconv.FormatUint(e.execSeq.Add(1), 10)
-	execEvent := func(ev ExecEvent) *ExecEvent {
+	execEvent := func(ev event.ExecEvent) *event.ExecEvent {
 		ev.ID, ev.SandboxID, ev.KernelID, ev.CallID = execID, en.id, info.KernelID, opts.CallID
 		return &ev
 	}
 	started := time.Now()
-	r.publish(Event{Type: EvExecStarted, Exec: execEvent(ExecEvent{Code: code})})
+	r.publish(event.Event{Type: event.EvExecStarted, Exec: execEvent(event.ExecEvent{Code: code})})
 
 	var (
 		liveMu sync.Mutex
@@ -459,7 +469,7 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 			}
 			snap := live.View(&o, e.outputOptions("", "", 0))
 			liveMu.Unlock()
-			r.publish(Event{Type: EvExecOutput, Exec: execEvent(ExecEvent{Output: &snap})})
+			r.publish(event.Event{Type: event.EvExecOutput, Exec: execEvent(event.ExecEvent{Output: &snap})})
 		},
 		OnClear: func() {
 			liveMu.Lock()
@@ -468,7 +478,7 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 			liveMu.Unlock()
 		},
 		OnFinish: func(status string) {
-			r.publish(Event{Type: EvExecFinished, Exec: execEvent(ExecEvent{Status: status, Elapsed: time.Since(started)})})
+			r.publish(event.Event{Type: event.EvExecFinished, Exec: execEvent(event.ExecEvent{Status: status, Elapsed: time.Since(started)})})
 		},
 	}
 
@@ -506,7 +516,7 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 	progress.Wait()
 
 	if err != nil {
-		r.publish(Event{Type: EvExecFinished, Exec: execEvent(ExecEvent{Status: "aborted", Elapsed: time.Since(started)})})
+		r.publish(event.Event{Type: event.EvExecFinished, Exec: execEvent(event.ExecEvent{Status: "aborted", Elapsed: time.Since(started)})})
 		switch {
 		case errors.Is(err, sandbox.ErrNotRunning):
 			return ExecResult{}, true, &SandboxDownError{Name: name, Variant: en.variant, State: en.sb.State()}
@@ -532,7 +542,7 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 		if sres.Interrupted {
 			status = "interrupted"
 		}
-		r.publish(Event{Type: EvExecFinished, Exec: execEvent(ExecEvent{Status: status, Elapsed: sres.Elapsed})})
+		r.publish(event.Event{Type: event.EvExecFinished, Exec: execEvent(event.ExecEvent{Status: status, Elapsed: sres.Elapsed})})
 	}
 	if ctx.Err() != nil && sres.Interrupted {
 		res.Status = "aborted"

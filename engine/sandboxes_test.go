@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
@@ -23,26 +24,26 @@ import (
 // eventLog records what the sandbox registry publishes.
 type eventLog struct {
 	mu  sync.Mutex
-	evs []Event
+	evs []event.Event
 }
 
-func (l *eventLog) add(ev Event) {
+func (l *eventLog) add(ev event.Event) {
 	l.mu.Lock()
 	l.evs = append(l.evs, ev)
 	l.mu.Unlock()
 }
 
-func (l *eventLog) all() []Event {
+func (l *eventLog) all() []event.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Event(nil), l.evs...)
+	return append([]event.Event(nil), l.evs...)
 }
 
 // sandboxStates lists the states published for the named sandbox.
 func (l *eventLog) sandboxStates(name string) []string {
 	var out []string
 	for _, ev := range l.all() {
-		if ev.Type == EvSandboxStatus && ev.Sandbox.Name == name {
+		if ev.Type == event.EvSandboxStatus && ev.Sandbox.Name == name {
 			out = append(out, ev.Sandbox.State)
 		}
 	}
@@ -50,8 +51,8 @@ func (l *eventLog) sandboxStates(name string) []string {
 }
 
 // execEvents lists the execution events of one execution.
-func (l *eventLog) execEvents(id string) []Event {
-	var out []Event
+func (l *eventLog) execEvents(id string) []event.Event {
+	var out []event.Event
 	for _, ev := range l.all() {
 		if ev.Exec != nil && ev.Exec.ID == id {
 			out = append(out, ev)
@@ -232,7 +233,7 @@ func TestEvalSandboxLifecycle(t *testing.T) {
 		t.Errorf("progress = %+v, want ≥2 reports with the sandbox's 2s timeout and the printed output", progress)
 	}
 	evs := log.execEvents(res.ExecID)
-	if len(evs) != 4 || evs[0].Type != EvExecStarted || evs[1].Type != EvExecOutput || evs[2].Type != EvExecOutput || evs[3].Type != EvExecFinished {
+	if len(evs) != 4 || evs[0].Type != event.EvExecStarted || evs[1].Type != event.EvExecOutput || evs[2].Type != event.EvExecOutput || evs[3].Type != event.EvExecFinished {
 		t.Fatalf("exec events = %+v", evs)
 	}
 	for _, ev := range evs {
@@ -349,7 +350,7 @@ func TestSandboxCloseAllAndSessionClosed(t *testing.T) {
 
 func TestJupyterServerSandbox(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
 	client := srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -428,7 +429,7 @@ func TestJupyterServerSandbox(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		evs := log.execEvents(res.ExecID)
-		if last := evs[len(evs)-1]; last.Type == EvExecFinished {
+		if last := evs[len(evs)-1]; last.Type == event.EvExecFinished {
 			if last.Exec.Status != "ok" || len(evs) != 4 || evs[2].Exec.Output.Text != "b\n" {
 				t.Errorf("events after the timeout: %+v", evs)
 			}
@@ -475,7 +476,7 @@ func containsStr(list []string, s string) bool {
 
 func TestUseNotebookOnASandbox(t *testing.T) {
 	t.Parallel()
-	srv := jupytertest.Start(t)
+	srv := jupytertest.Shared(t)
 	ctx := context.Background()
 	e, err := New(ctx, Config{JupyterURL: srv.URL, JupyterToken: srv.Token})
 	if err != nil {
@@ -493,7 +494,7 @@ func TestUseNotebookOnASandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	// By the sandbox's id: the notebook runs on the sandbox's kernel.
-	info, err := e.UseNotebook(ctx, "s", "nb", dir+"/on-sandbox.ipynb", "create", js.ID)
+	info, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: "nb", Path: dir + "/on-sandbox.ipynb", Mode: "create", KernelID: js.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +502,7 @@ func TestUseNotebookOnASandbox(t *testing.T) {
 		t.Fatalf("notebook kernel %s, sandbox kernel %s", info.KernelID, js.KernelID)
 	}
 	// An eval sandbox is no Jupyter kernel: refused, saying why.
-	_, err = e.UseNotebook(ctx, "s", "nb2", dir+"/on-eval.ipynb", "create", ev.Name)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s", Name: "nb2", Path: dir + "/on-eval.ipynb", Mode: "create", KernelID: ev.Name})
 	if !IsUserError(err) || !strings.Contains(err.Error(), "cannot host a notebook") {
 		t.Fatalf("eval sandbox as kernel: %v", err)
 	}

@@ -33,7 +33,7 @@ func BenchmarkInsertCell(b *testing.B) {
 			b.Fatal(err)
 		}
 		name := fmt.Sprintf("n%d", size)
-		if _, err := e.UseNotebook(ctx, "s", name, path, "connect", k.ID); err != nil {
+		if _, err := e.UseNotebook(ctx, UseRequest{Session: "s", Name: name, Path: path, Mode: "connect", KernelID: k.ID}); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("insert_cell/%d_cells", size), func(b *testing.B) {
@@ -57,14 +57,14 @@ func BenchmarkInsertCell(b *testing.B) {
 			var lat []time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				l, err := e.acquireSaveLock(ctx, d)
+				l, err := d.file.Lock(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := l.verify(ctx, d); err != nil {
+				if err := l.Verify(ctx); err != nil {
 					b.Fatal(err)
 				}
-				l.release(e)
+				l.Release()
 				lat = append(lat, time.Since(t0))
 			}
 			reportPercentiles(b, lat)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 )
 
@@ -45,9 +46,9 @@ const (
 	ClosedBySwitch
 )
 
-// NotebookClosed tells a session that its current notebook was closed by
+// ClosedNotice tells a session that its current notebook was closed by
 // another session, and by which.
-type NotebookClosed struct {
+type ClosedNotice struct {
 	Notebook string
 	Path     string
 	By       SessionRef
@@ -60,7 +61,7 @@ type NotebookClosed struct {
 // notebook. Guarded by Engine.mu.
 type sessionState struct {
 	client string
-	notice *NotebookClosed         // for its next call
+	notice *ClosedNotice           // for its next call
 	notes  map[string]*noticeQueue // notebook notices by path (notices.go)
 }
 
@@ -112,22 +113,8 @@ func (e *Engine) clientOf(session string) string {
 	return ""
 }
 
-// TakeNotice returns, once, what another session did to this session's
-// current notebook since its last call (nil: nothing).
-func (e *Engine) TakeNotice(session string) *NotebookClosed {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	st := e.sessions[session]
-	if st == nil || st.notice == nil {
-		return nil
-	}
-	n := st.notice
-	st.notice = nil
-	return n
-}
-
 // noticeLocked is the session's pending notice, left in place.
-func (e *Engine) noticeLocked(session string) *NotebookClosed {
+func (e *Engine) noticeLocked(session string) *ClosedNotice {
 	if st := e.sessions[session]; st != nil {
 		return st.notice
 	}
@@ -148,7 +135,7 @@ func (e *Engine) dropCurrentLocked(name, path, by string, cause ClosedCause, ser
 		if s == by || cause == 0 {
 			continue
 		}
-		e.sessionLocked(s).notice = &NotebookClosed{
+		e.sessionLocked(s).notice = &ClosedNotice{
 			Notebook: name, Path: path, By: e.refLocked(by), Cause: cause, Server: server, At: now,
 		}
 		others = append(others, e.refLocked(s))
@@ -160,15 +147,15 @@ func (e *Engine) dropCurrentLocked(name, path, by string, cause ClosedCause, ser
 	return others
 }
 
-// Unused is the answer of UnuseNotebook: the notebook released and the
+// Released is the answer of UnuseNotebook: the notebook released and the
 // other sessions that had it as their current notebook (each is told on
 // its next call).
-type Unused struct {
+type Released struct {
 	Name     string
 	Path     string
 	KernelID string
 	// KernelShutDown: this process had started the kernel and nothing
-	// else held it, so it was shut down (kernel_release.go). Otherwise it
+	// else held it, so it was shut down (kernels.go). Otherwise it
 	// keeps running.
 	KernelShutDown bool
 	Others         []SessionRef
@@ -181,12 +168,12 @@ type ServerSwitch struct {
 	URL      string // the server in use now
 	Previous string // the server before the switch
 	InUse    []string
-	Closed   []ClosedNotebook // the notebooks closed by the switch
+	Closed   []ClosedInSwitch // the notebooks closed by the switch
 }
 
-// ClosedNotebook is a notebook a server switch closed, whose current
+// ClosedInSwitch is a notebook a server switch closed, whose current
 // notebook it was, and what became of its kernel.
-type ClosedNotebook struct {
+type ClosedInSwitch struct {
 	Name     string
 	Path     string
 	KernelID string
@@ -251,7 +238,7 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	callerHad := e.current[session]
 	for _, name := range e.inUseLocked() {
 		d := docs[name]
-		c := ClosedNotebook{Name: d.name, Path: d.path, KernelID: d.kernel.id, Caller: callerHad == d.name}
+		c := ClosedInSwitch{Name: d.name, Path: d.path, KernelID: d.kernel.id, Caller: callerHad == d.name}
 		c.Others = e.dropCurrentLocked(d.name, d.path, session, ClosedBySwitch, client.BaseURL())
 		sw.Closed = append(sw.Closed, c)
 	}
@@ -265,12 +252,12 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	e.mu.Unlock()
 	for _, d := range docs {
 		stopWatching(d)
-		e.undo.forget(d)
+		e.undo.Forget(d)
 	}
 
 	// Every channel closes (runs still going on the old server end with
 	// what they had collected), and the kernels this process started go
-	// with them, as a release would take them (kernel_release.go): not one
+	// with them, as a release would take them (kernels.go): not one
 	// another client is connected to. The old server may be gone, so the
 	// tries are bounded, and made at once.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
@@ -298,10 +285,17 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	}
 	old.CloseIdleConnections()
 	for _, c := range sw.Closed {
-		e.publish(Event{Type: EvNotebookClosed, Notebook: &NotebookEvent{Name: c.Name, Path: c.Path, KernelID: c.KernelID, Session: session}})
+		e.publish(event.Event{Type: event.EvNotebookClosed, Notebook: &event.NotebookEvent{Name: c.Name, Path: c.Path, KernelID: c.KernelID, Session: session}})
 	}
 	// The header shows the server in use, with the pause and approval
 	// state the call registry keeps.
-	e.calls.publishState()
+	e.calls.PublishState()
 	return sw, nil
+}
+
+// SessionOpened puts the session on the notebook most recently activated
+// and publishes EvSessionOpened.
+func (e *Engine) SessionOpened(id, client string) {
+	e.sessionStarted(id, client)
+	e.bus.Publish(event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: id, Client: client}})
 }

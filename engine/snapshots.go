@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
@@ -22,8 +23,8 @@ func (e *Engine) outputOptions(name, cellID string, index int) output.Options {
 
 // snapshotCells copies cells for an event about the notebook used under
 // name.
-func (e *Engine) snapshotCells(name string, cells []*notebook.Cell) []CellSnapshot {
-	snaps := make([]CellSnapshot, len(cells))
+func (e *Engine) snapshotCells(name string, cells []*notebook.Cell) []event.CellSnapshot {
+	snaps := make([]event.CellSnapshot, len(cells))
 	for i, c := range cells {
 		snaps[i] = e.snapshotCell(name, c)
 	}
@@ -31,15 +32,15 @@ func (e *Engine) snapshotCells(name string, cells []*notebook.Cell) []CellSnapsh
 }
 
 // snapshotCell copies one cell for an event, bounding its outputs.
-func (e *Engine) snapshotCell(name string, c *notebook.Cell) CellSnapshot {
-	s := CellSnapshot{ID: c.ID, Type: c.Type, Source: c.Source, ExecutionCount: c.ExecutionCount}
+func (e *Engine) snapshotCell(name string, c *notebook.Cell) event.CellSnapshot {
+	s := event.CellSnapshot{ID: c.ID, Type: c.Type, Source: c.Source, ExecutionCount: c.ExecutionCount}
 	outs := c.Outputs
 	if len(outs) > snapshotMaxOutputs {
 		s.OutputsOmitted = len(outs) - snapshotMaxOutputs
 		outs = outs[:snapshotMaxOutputs]
 	}
 	if len(outs) > 0 {
-		s.Outputs = make([]OutputSnapshot, len(outs))
+		s.Outputs = make([]event.OutputSnapshot, len(outs))
 		for i := range outs {
 			s.Outputs[i] = output.Render(&outs[i], e.outputOptions(name, c.ID, i))
 		}

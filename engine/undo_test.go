@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
 var testCallSeq atomic.Int64
@@ -18,12 +21,12 @@ var testCallSeq atomic.Int64
 func asCall(t *testing.T, e *Engine, session, tool string, op func(ctx context.Context) error) string {
 	t.Helper()
 	id := fmt.Sprintf("call-%d", testCallSeq.Add(1))
-	ctx, finish, err := e.BeginCall(ctxT(t), CallStart{ID: id, Session: session, Tool: tool})
+	ctx, finish, err := e.Calls().Begin(ctxT(t), calls.Start{ID: id, Session: session, Tool: tool})
 	if err != nil {
 		t.Fatalf("BeginCall: %v", err)
 	}
 	err = op(ctx)
-	finish(CallOutcome{})
+	finish(calls.Outcome{})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
@@ -31,7 +34,7 @@ func asCall(t *testing.T, e *Engine, session, tool string, op func(ctx context.C
 }
 
 // undo reverts callID and fails the test when it is refused.
-func undo(t *testing.T, e *Engine, callID string) UndoResult {
+func undoCall(t *testing.T, e *Engine, callID string) undo.Result {
 	t.Helper()
 	res, err := e.Undo(ctxT(t), callID)
 	if err != nil {
@@ -95,7 +98,7 @@ func testUndoClearOutput(t *testing.T, f *fixture) {
 		})
 	}
 	first := clearCall()
-	u := undo(t, e, first)
+	u := undoCall(t, e, first)
 	got := f.disk(t, "co.ipynb").Cells[0]
 	if len(got.Outputs) != 1 || got.Outputs[0].Text != "hi\n" || got.ExecutionCount == nil || *got.ExecutionCount != 3 {
 		t.Fatalf("after the undo: %+v", got)
@@ -108,7 +111,7 @@ func testUndoClearOutput(t *testing.T, f *fixture) {
 	nb.Cells[0].Outputs = []notebook.Output{{OutputType: notebook.Stream, Name: "stdout", Text: "new run\n"}}
 	f.writeBehind(t, "co.ipynb", nb)
 	_, err = e.Undo(ctxT(t), second)
-	if ce := wantErrorAs[*UndoConflictError](t, err); ce.CellID != c.ID {
+	if ce := wantErrorAs[*undo.ConflictError](t, err); ce.CellID != c.ID {
 		t.Fatalf("conflict: %v", err)
 	}
 	if got := f.disk(t, "co.ipynb").Cells[0]; len(got.Outputs) != 1 || got.Outputs[0].Text != "new run\n" {
@@ -137,7 +140,7 @@ func testUndoInsertExecuted(t *testing.T, f *fixture) {
 	if _, err := e.Undo(ctxT(t), rerun); err == nil || !strings.Contains(err.Error(), "no change kept") {
 		t.Fatalf("undo of a run: %v", err)
 	}
-	u := undo(t, e, call)
+	u := undoCall(t, e, call)
 	if got := cellIDs(f.disk(t, "ix.ipynb")); !equalStrings(got, ids) {
 		t.Fatalf("after the undo: %q", got)
 	}
@@ -161,7 +164,7 @@ func testUndoInsert(t *testing.T, f *fixture) {
 	if got := cellIDs(f.disk(t, "ins.ipynb")); !equalStrings(got, []string{ids[0], added.ID, ids[1]}) {
 		t.Fatalf("after the insert: %q", got)
 	}
-	res := undo(t, e, call)
+	res := undoCall(t, e, call)
 	if got := cellIDs(f.disk(t, "ins.ipynb")); !equalStrings(got, ids) {
 		t.Fatalf("after the undo, on disk: %q, want %q", got, ids)
 	}
@@ -173,7 +176,7 @@ func testUndoInsert(t *testing.T, f *fixture) {
 		t.Fatalf("summary %q, want %q", res.Summary, want)
 	}
 	want := fmt.Sprintf("a person reverted your insert_cell of %s (cell %s removed)", at, added.ID)
-	if got := e.TakeNotebookNotices("ins", "ins"); len(got) != 1 || got[0] != want {
+	if got := e.TakeNotices("ins", "ins").Lines; len(got) != 1 || got[0] != want {
 		t.Fatalf("notices: %q, want %q", got, want)
 	}
 	// The call finished undoable; the timeline gets an entry for the
@@ -183,15 +186,15 @@ func testUndoInsert(t *testing.T, f *fixture) {
 	for {
 		select {
 		case ev := <-sub.C():
-			if ev.Type == EvCallFinished && ev.Call.ID == call {
+			if ev.Type == event.EvCallFinished && ev.Call.ID == call {
 				if !ev.Call.Undoable {
 					t.Fatalf("the insert finished without being undoable: %+v", ev.Call)
 				}
 				sawCall = true
 			}
-			if ev.Type == EvCallFinished && ev.Call.ID == res.ID {
+			if ev.Type == event.EvCallFinished && ev.Call.ID == res.ID {
 				c := ev.Call
-				if c.Tool != "undo" || c.Status != CallOK || c.UndoOf != call || c.Summary != res.Summary || c.Session != "" ||
+				if c.Tool != "undo" || c.Status != event.CallOK || c.UndoOf != call || c.Summary != res.Summary || c.Session != "" ||
 					c.Notebook != "ins" || !strings.Contains(c.Text, "cell "+added.ID+" removed") || !c.Undoable {
 					t.Fatalf("undo entry: %+v", c)
 				}
@@ -223,7 +226,7 @@ func testUndoEdit(t *testing.T, f *fixture) {
 	nb.Cells[0].ExecutionCount = &n
 	nb.Cells[0].Outputs = []notebook.Output{{OutputType: notebook.Stream, Name: "stdout", Text: "ran\n"}}
 	f.writeBehind(t, "ed.ipynb", nb)
-	res := undo(t, e, call)
+	res := undoCall(t, e, call)
 	got := f.disk(t, "ed.ipynb").Cells[0]
 	if got.Source != "x = 1\ny = 2\n" || got.ID != c.ID {
 		t.Fatalf("after the undo: %+v", got)
@@ -247,7 +250,7 @@ func testUndoDelete(t *testing.T, f *fixture) {
 	if got := cellIDs(f.disk(t, "del.ipynb")); !equalStrings(got, []string{ids[0], ids[3]}) {
 		t.Fatalf("after the delete: %q", got)
 	}
-	res := undo(t, e, call)
+	res := undoCall(t, e, call)
 	disk := f.disk(t, "del.ipynb")
 	if got := cellIDs(disk); !equalStrings(got, ids) {
 		t.Fatalf("after the undo: %q, want %q", got, ids)
@@ -271,7 +274,7 @@ func testUndoMove(t *testing.T, f *fixture) {
 	if got := cellIDs(f.disk(t, "mv.ipynb")); !equalStrings(got, []string{ids[1], ids[2], ids[0]}) {
 		t.Fatalf("after the move: %q", got)
 	}
-	res := undo(t, e, call)
+	res := undoCall(t, e, call)
 	if got := cellIDs(f.disk(t, "mv.ipynb")); !equalStrings(got, ids) {
 		t.Fatalf("after the undo: %q, want %q", got, ids)
 	}
@@ -298,7 +301,7 @@ func testUndoConflict(t *testing.T, f *fixture) {
 	})
 	before := f.file(t, "cf.ipynb")
 	_, err := e.Undo(ctxT(t), insert)
-	ce := wantErrorAs[*UndoConflictError](t, err)
+	ce := wantErrorAs[*undo.ConflictError](t, err)
 	if ce.CellID != c.ID || ce.ByCall != edit || ce.ByTool != "edit_cell_source" || ce.BySession != "cf2" {
 		t.Fatalf("conflict: %+v", ce)
 	}
@@ -310,16 +313,16 @@ func testUndoConflict(t *testing.T, f *fixture) {
 	if after := f.file(t, "cf.ipynb"); string(after) != string(before) {
 		t.Fatal("a refused undo changed the file")
 	}
-	undo(t, e, edit)
-	undo(t, e, insert)
+	undoCall(t, e, edit)
+	undoCall(t, e, insert)
 	if got := f.disk(t, "cf.ipynb"); len(got.Cells) != 0 {
 		t.Fatalf("cells left: %q", sources(got))
 	}
 	// Each session is told of its own call only.
-	if got := e.TakeNotebookNotices("cf2", "cf"); len(got) != 1 || !strings.Contains(got[0], "reverted your edit_cell_source of") {
+	if got := e.TakeNotices("cf2", "cf").Lines; len(got) != 1 || !strings.Contains(got[0], "reverted your edit_cell_source of") {
 		t.Fatalf("cf2 notices: %q", got)
 	}
-	if got := e.TakeNotebookNotices("cf1", "cf"); len(got) != 1 || !strings.Contains(got[0], "reverted your insert_cell of") {
+	if got := e.TakeNotices("cf1", "cf").Lines; len(got) != 1 || !strings.Contains(got[0], "reverted your insert_cell of") {
 		t.Fatalf("cf1 notices: %q", got)
 	}
 }
@@ -336,7 +339,7 @@ func testUndoOutsideEdit(t *testing.T, f *fixture) {
 	nb.Cells[0].Source = "edited in JupyterLab"
 	f.writeBehind(t, "out.ipynb", nb)
 	_, err := e.Undo(ctxT(t), call)
-	ce := wantErrorAs[*UndoConflictError](t, err)
+	ce := wantErrorAs[*undo.ConflictError](t, err)
 	if ce.CellID != ids[0] || ce.ByCall != "" || !strings.Contains(err.Error(), "not by a change kept for undo") {
 		t.Fatalf("conflict: %v", err)
 	}
@@ -355,11 +358,11 @@ func testUndoOfUndo(t *testing.T, f *fixture) {
 		_, c, err = e.InsertCell(ctx, "uu", "uu", 1, notebook.Markdown, "inserted")
 		return err
 	})
-	first := undo(t, e, call)
+	first := undoCall(t, e, call)
 	if _, err := e.Undo(ctxT(t), call); err == nil || !strings.Contains(err.Error(), "already undone") {
 		t.Fatalf("undoing an undone call: %v", err)
 	}
-	redo := undo(t, e, first.ID)
+	redo := undoCall(t, e, first.ID)
 	disk := f.disk(t, "uu.ipynb")
 	if got := cellIDs(disk); !equalStrings(got, []string{ids[0], c.ID, ids[1]}) || disk.Cells[1].Source != "inserted" {
 		t.Fatalf("after undoing the undo: %q %q", got, sources(disk))
@@ -367,11 +370,11 @@ func testUndoOfUndo(t *testing.T, f *fixture) {
 	if redo.Tool != "undo" || len(redo.Changes) != 1 || redo.Changes[0] != "cell "+c.ID+" restored at index 1" {
 		t.Fatalf("undo of the undo: %+v", redo)
 	}
-	notes := e.TakeNotebookNotices("uu", "uu")
+	notes := e.TakeNotices("uu", "uu").Lines
 	if len(notes) != 2 || !strings.Contains(notes[0], "reverted your insert_cell") || !strings.Contains(notes[1], "undid their revert of your insert_cell") {
 		t.Fatalf("notices: %q", notes)
 	}
-	undo(t, e, call)
+	undoCall(t, e, call)
 	if got := cellIDs(f.disk(t, "uu.ipynb")); !equalStrings(got, ids) {
 		t.Fatalf("after undoing the call again: %q", got)
 	}
@@ -382,14 +385,8 @@ func testUndoOfUndo(t *testing.T, f *fixture) {
 func testUndoBound(t *testing.T, f *fixture) {
 	e := f.e
 	f.use(t, "bd", "bd", "bd.ipynb", "create")
-	e.undo.mu.Lock()
-	e.undo.maxRecords = 2
-	e.undo.mu.Unlock()
-	defer func() {
-		e.undo.mu.Lock()
-		e.undo.maxRecords = maxUndoRecords
-		e.undo.mu.Unlock()
-	}()
+	e.undo.SetBounds(2, undo.MaxBytes)
+	defer e.undo.SetBounds(undo.MaxRecords, undo.MaxBytes)
 	var calls []string
 	for i := range 3 {
 		calls = append(calls, asCall(t, e, "bd", "insert_cell", func(ctx context.Context) error {
@@ -399,109 +396,9 @@ func testUndoBound(t *testing.T, f *fixture) {
 	}
 	_, err := e.Undo(ctxT(t), calls[0])
 	wantUserError(t, err, "has no change kept for undo", "the last 2 per notebook")
-	undo(t, e, calls[2])
+	undoCall(t, e, calls[2])
 	if got := sources(f.disk(t, "bd.ipynb")); !equalStrings(got, []string{"0", "1"}) {
 		t.Fatalf("after the undo: %q", got)
-	}
-}
-
-// The log keeps the last maxUndoRecords changes of each notebook, and at
-// most maxUndoBytes in all, dropping the oldest first, across notebooks.
-func TestUndoLogBounds(t *testing.T) {
-	t.Parallel()
-	l := newUndoLog()
-	d1, d2 := &document{name: "one"}, &document{name: "two"}
-	change := func(d *document, call string, src string) *undoRecord {
-		before := []*notebook.Cell{{ID: "a", Type: notebook.Markdown, Source: "x"}}
-		after := []*notebook.Cell{before[0], {ID: "b", Type: notebook.Markdown, Source: src}}
-		ctx := withCallIdentity(context.Background(), &callIdentity{id: call, tool: "insert_cell", session: "s"})
-		r := recordChange(ctx, d, before, after)
-		if r == nil {
-			t.Fatal("no record for an insert")
-		}
-		return r
-	}
-	for i := range maxUndoRecords + 50 {
-		l.add(change(d1, fmt.Sprint("c", i), "small"))
-	}
-	rs := l.records(d1)
-	if len(rs) != maxUndoRecords || rs[0].call.id != "c50" || rs[len(rs)-1].call.id != fmt.Sprint("c", maxUndoRecords+49) {
-		t.Fatalf("kept %d records, from %s", len(rs), rs[0].call.id)
-	}
-	if d, _ := l.find("c49"); d != nil || l.has("c49") || !l.has("c50") {
-		t.Fatal("a dropped record is still found, or a kept one is not")
-	}
-
-	// Large sources count: 1 MiB each, so about 32 fit, and the oldest go
-	// first whichever notebook they belong to.
-	big := strings.Repeat("x", 1<<20)
-	l.add(change(d2, "big-0", big))
-	for i := 1; i < 40; i++ {
-		l.add(change(d1, fmt.Sprint("big-", i), big))
-	}
-	if l.bytes > maxUndoBytes {
-		t.Fatalf("%d bytes kept, over %d", l.bytes, maxUndoBytes)
-	}
-	if d, _ := l.find("big-0"); d != nil {
-		t.Fatal("the oldest large record (of another notebook) is still kept")
-	}
-	if d, _ := l.find("big-39"); d != d1 {
-		t.Fatal("the newest large record was dropped")
-	}
-	kept := l.records(d1)
-	if n := len(kept); n < 25 || n > 32 {
-		t.Fatalf("%d records of 1 MiB kept within 32 MiB", n)
-	}
-	for _, r := range kept {
-		if !strings.HasPrefix(r.call.id, "big-") {
-			t.Fatalf("a small record (%s) outlived newer large ones", r.call.id)
-		}
-	}
-
-	// A record larger than everything that may be kept is not kept.
-	l.add(change(d2, "huge", strings.Repeat("y", maxUndoBytes)))
-	if d, _ := l.find("huge"); d != nil || l.bytes > maxUndoBytes {
-		t.Fatalf("a record over the cap was kept (%d bytes)", l.bytes)
-	}
-}
-
-// diffCells finds what a change did from the two lists alone.
-func TestDiffCells(t *testing.T) {
-	t.Parallel()
-	cell := func(id string) *notebook.Cell { return &notebook.Cell{ID: id, Type: notebook.Code, Source: id} }
-	a, b, c, d := cell("a"), cell("b"), cell("c"), cell("d")
-	edited := *b
-	edited.Source = "new"
-	for _, tc := range []struct {
-		name          string
-		before, after []*notebook.Cell
-		want          string // id:kind in order
-		order         bool
-	}{
-		{"edit", []*notebook.Cell{a, b}, []*notebook.Cell{a, &edited}, "b:changed(source)", false},
-		{"insert", []*notebook.Cell{a, b}, []*notebook.Cell{a, d, b}, "d:inserted", false},
-		{"delete", []*notebook.Cell{a, b, c}, []*notebook.Cell{a, c}, "b:deleted", true},
-		{"move down", []*notebook.Cell{a, b, c, d}, []*notebook.Cell{b, c, a, d}, "a:moved", true},
-		{"move up", []*notebook.Cell{a, b, c, d}, []*notebook.Cell{d, a, b, c}, "d:moved", true},
-		{"nothing", []*notebook.Cell{a, b}, []*notebook.Cell{a, b}, "", false},
-	} {
-		cells, order := diffCells(tc.before, tc.after)
-		var got []string
-		for _, uc := range cells {
-			kind := "moved"
-			switch {
-			case uc.before == nil:
-				kind = "inserted"
-			case uc.after == nil:
-				kind = "deleted"
-			case uc.fields == fieldSource:
-				kind = "changed(source)"
-			}
-			got = append(got, uc.id+":"+kind)
-		}
-		if strings.Join(got, " ") != tc.want || (order != nil) != tc.order {
-			t.Errorf("%s: got %q (order %v), want %q", tc.name, got, order, tc.want)
-		}
 	}
 }
 
@@ -511,50 +408,15 @@ func TestRecordChangeNeedsACall(t *testing.T) {
 	t.Parallel()
 	before := []*notebook.Cell{{ID: "a"}}
 	after := []*notebook.Cell{before[0], {ID: "b"}}
-	if r := recordChange(context.Background(), nil, before, after); r != nil {
+	if r := undoRecordOf(context.Background(), nil, before, after); r != nil {
 		t.Fatal("a change outside any call was recorded")
 	}
 	ctx := withCallIdentity(context.Background(), &callIdentity{id: "c"})
-	if r := recordChange(withoutUndo(ctx), nil, before, after); r != nil {
+	if r := undoRecordOf(withoutUndo(ctx), nil, before, after); r != nil {
 		t.Fatal("a change marked not to be kept was recorded")
 	}
-	if r := recordChange(ctx, nil, before, after); r == nil || r.call.id != "c" {
+	if r := undoRecordOf(ctx, nil, before, after); r == nil || r.Call().ID != "c" {
 		t.Fatalf("record: %+v", r)
-	}
-}
-
-// Records dropped for another notebook's changes while an undo reads them
-// are read under the log's lock (the race detector checks), and read as
-// dropped once gone.
-func TestUndoViewsWhileDropping(t *testing.T) {
-	t.Parallel()
-	l := newUndoLog()
-	l.maxBytes = 64 << 10
-	d1, d2 := &document{name: "one"}, &document{name: "two"}
-	add := func(d *document, call string) {
-		before := []*notebook.Cell{{ID: "a", Source: "x"}}
-		after := []*notebook.Cell{before[0], {ID: "b", Source: strings.Repeat("y", 4<<10)}}
-		l.add(recordChange(withCallIdentity(context.Background(), &callIdentity{id: call}), d, before, after))
-	}
-	add(d1, "first")
-	_, rs := l.find("first")
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range 100 {
-			add(d2, fmt.Sprint("other-", i))
-		}
-	}()
-	for range 100 {
-		for _, v := range l.views(rs) {
-			if !v.dropped && len(v.cells) != 1 {
-				t.Errorf("a kept record read with %d cells", len(v.cells))
-			}
-		}
-	}
-	<-done
-	if v := l.views(rs)[0]; !v.dropped || v.cells != nil {
-		t.Fatalf("the oldest record outlived 400 KiB of newer ones in 64 KiB: %+v", v)
 	}
 }
 
@@ -567,9 +429,10 @@ func TestUndoNoticeIsBounded(t *testing.T) {
 	for i := range 200 {
 		changes = append(changes, fmt.Sprintf("cell %d (id%04d) restored", i, i))
 	}
-	r := &undoRecord{call: callIdentity{session: "s", tool: "delete_cell", at: time.Date(2026, 11, 30, 14, 31, 23, 0, time.Local)}}
+	r := undo.NewRecord(undo.Call{Session: "s", Tool: "delete_cell", At: time.Date(2026, 11, 30, 14, 31, 23, 0, time.Local)}, d,
+		nil, []*notebook.Cell{{ID: "gone"}}, nil)
 	e.tellUndone(d, []*undoRecord{r}, changes)
-	got := e.TakeNotebookNotices("s", "big")
+	got := e.TakeNotices("s", "big").Lines
 	if len(got) != 1 || !strings.Contains(got[0], "cell 11 (id0011) restored, and 188 more cells)") || strings.Contains(got[0], "id0012") {
 		t.Fatalf("notice: %q", got)
 	}

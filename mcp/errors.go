@@ -20,28 +20,30 @@ import (
 // tool being called (tool is "" for resource and prompt reads) and answers
 // false for every other error. agentText tries the wordings in order and
 // falls back to the error's own text. To word new engine errors, write a
-// wording in a file of your own (mcp/errors_<topic>.go) and register it
-// there:
-//
-//	func init() { wordings = append(wordings, wordTopic) }
-//
-// Use errors.As / errors.Is, so that an error wrapped on its way out of the
-// engine is still recognised.
+// wording in a file of its topic (mcp/errors_<topic>.go) and add it to
+// wordings. Use errors.As / errors.Is, so that an error wrapped on its way
+// out of the engine is still recognised.
 type wording func(tool string, err error) (string, bool)
 
-// wordings are tried in order by agentText; the first that knows the
-// error wins. They are registered in init functions: a list literal would
-// be an initialization cycle (the tool table's handlers reach agentText).
-var wordings []wording
-
-func init() {
-	wordings = append(wordings, wordNotebookErrors, wordCellErrors, wordKernelErrors, wordSandboxErrors)
+// wordings are every wording, in the order agentText tries them; the
+// first that knows the error wins.
+func wordings() []wording {
+	return []wording{
+		wordNotebookErrors, // errors.go
+		wordCellErrors,
+		wordKernelErrors,
+		wordSandboxErrors,
+		wordArgumentErrors, // errors_args.go
+		wordJupyterErrors,  // errors_jupyter.go
+		wordKernelLosses,   // errors_kernel.go
+		wordSaveErrors,     // errors_save.go
+	}
 }
 
 // agentText is the sentence the agent reads for err, a problem it can fix,
 // from the tool named tool.
 func agentText(tool string, err error) string {
-	for _, w := range wordings {
+	for _, w := range wordings() {
 		if text, ok := w(tool, err); ok {
 			return text
 		}
@@ -50,20 +52,29 @@ func agentText(tool string, err error) string {
 }
 
 // toolArgs maps each tool to the names of its arguments, so that a text
-// names only arguments the tool being called takes.
-var toolArgs = sync.OnceValue(func() map[string]map[string]bool {
-	m := map[string]map[string]bool{}
-	for _, d := range allTools() {
-		args := map[string]bool{}
-		if d.input != nil {
-			for name := range d.input.Properties {
-				args[name] = true
+// names only arguments the tool being called takes. It is made on first
+// use: made by a variable's initializer, it would be an initialization
+// cycle with the wordings, which reach it through takes.
+func toolArgs() map[string]map[string]bool {
+	argsOnce.Do(func() {
+		argNames = map[string]map[string]bool{}
+		for _, d := range allTools() {
+			names := map[string]bool{}
+			if d.input != nil {
+				for name := range d.input.Properties {
+					names[name] = true
+				}
 			}
+			argNames[d.name] = names
 		}
-		m[d.name] = args
-	}
-	return m
-})
+	})
+	return argNames
+}
+
+var (
+	argsOnce sync.Once
+	argNames map[string]map[string]bool // toolArgs
+)
 
 // takes reports whether tool has the argument arg.
 func takes(tool, arg string) bool { return toolArgs()[tool][arg] }
@@ -162,7 +173,7 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 
 // closedClause says how another session closed the notebook this session
 // was using ("" when none did).
-func closedClause(n *engine.NotebookClosed) string {
+func closedClause(n *engine.ClosedNotice) string {
 	if n == nil {
 		return ""
 	}
@@ -281,12 +292,6 @@ func wordKernelErrors(tool string, err error) (string, bool) {
 			text += ", or leave kernel_id unset to start a new kernel"
 		}
 		return text, true
-	}
-	if e, ok := as[*engine.KernelDiedError](err); ok {
-		if e.Notebook != "" {
-			return fmt.Sprintf("the kernel died while running cell %d (id %q) of notebook %q (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell", e.Index, e.CellID, e.Notebook), true
-		}
-		return fmt.Sprintf("kernel %s died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it", e.KernelID), true
 	}
 	return "", false
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 )
 
-func init() { wordings = append(wordings, wordArgumentErrors) }
-
 // wordArgumentErrors words the refusals of paths and names as written:
 // absolute or leaving the root, control characters, too long, and the
 // path faults Jupyter itself reports (which it answers with a 500, so they

@@ -7,11 +7,10 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 )
 
-// Registered with the other wordings for the user errors that carry a
-// Jupyter outage; errorResult also asks it first for every other error,
+// Listed with the other wordings (errors.go) for the user errors that carry
+// a Jupyter outage; errorResult also asks it first for every other error,
 // since a server not answering is no fault of the agent's arguments and
 // not a failure of ours either.
-func init() { wordings = append(wordings, wordJupyterErrors) }
 
 // wordJupyterErrors words the errors of a Jupyter server that is not
 // answering: which server, what happened, and that the agent need not (and

@@ -6,14 +6,13 @@ import (
 	"strings"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
-func init() { wordings = append(wordings, kernelErrorText) }
-
-// kernelErrorText words the engine's kernel errors for an agent: what
+// wordKernelLosses words the engine's kernel errors for an agent: what
 // happened to the kernel, that its state is gone, and which call brings
 // back a working one. It reports false for any other error.
-func kernelErrorText(tool string, err error) (string, bool) {
+func wordKernelLosses(tool string, err error) (string, bool) {
 	var lost *engine.KernelLostError
 	var nul *engine.CodeNULError
 	var noReply *engine.NoReplyError
@@ -30,6 +29,13 @@ func kernelErrorText(tool string, err error) (string, bool) {
 
 // lostKernelText is the agent's text for a kernel that went away.
 func lostKernelText(tool string, e *engine.KernelLostError) string {
+	if e.What == event.KernelDied && e.During {
+		// Its process died while it ran the call's code.
+		if e.CellID != "" {
+			return fmt.Sprintf("the kernel died while running cell %d (id %q) of notebook %q (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell", e.Index, e.CellID, e.Notebook)
+		}
+		return fmt.Sprintf("kernel %s died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it", e.KernelID)
+	}
 	var b strings.Builder
 	b.WriteString("Kernel ")
 	b.WriteString(e.KernelID)
@@ -37,15 +43,15 @@ func lostKernelText(tool string, e *engine.KernelLostError) string {
 		fmt.Fprintf(&b, " (notebook '%s')", e.Notebook)
 	}
 	switch e.What {
-	case engine.KernelShutDown:
+	case event.KernelShutDown:
 		b.WriteString(" was shut down from outside this server (for example from JupyterLab, or by a DELETE of the kernel)")
-	case engine.KernelGone:
+	case event.KernelGone:
 		b.WriteString(" no longer exists on the Jupyter server (it was shut down, or the server restarted)")
-	case engine.KernelDied:
+	case event.KernelDied:
 		b.WriteString(" died, and Jupyter could not restart it")
-	case engine.KernelRestartedAfterCrash:
+	case event.KernelRestartedAfterCrash:
 		b.WriteString(" died (its process ended: a crash, out of memory, or kill -9) and Jupyter restarted it")
-	case engine.KernelRestartedOutside:
+	case event.KernelRestartedOutside:
 		b.WriteString(" was restarted from outside this server (for example from JupyterLab)")
 	default:
 		b.WriteString(" was lost")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/sandbox"
 )
 
@@ -23,9 +24,9 @@ func TestAgentText(t *testing.T) {
 	}{
 		// Which notebook.
 		{"read_cell", noCurrent, "this session has no current notebook; pass notebook_name, or call use_notebook first (in use: a, b)"},
-		{"execute_cell", &engine.NoNotebookError{Closed: &engine.NotebookClosed{Notebook: "nb", By: engine.SessionRef{ID: "4MVH2K1X", Client: "agent-b 1"}, Cause: engine.ClosedByUnuse, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
+		{"execute_cell", &engine.NoNotebookError{Closed: &engine.ClosedNotice{Notebook: "nb", By: engine.SessionRef{ID: "4MVH2K1X", Client: "agent-b 1"}, Cause: engine.ClosedByUnuse, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
 			"this session has no current notebook (session 4MVH2K1X (agent-b 1) closed its notebook 'nb' at 03:04:05 UTC with unuse_notebook); call use_notebook first to open one (or to make one in use current) (no notebooks are in use)"},
-		{"read_cell", &engine.NoNotebookError{Name: "nb", Closed: &engine.NotebookClosed{Notebook: "nb", By: engine.SessionRef{ID: "s1"}, Cause: engine.ClosedBySwitch, Server: "http://h:8888/", At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
+		{"read_cell", &engine.NoNotebookError{Name: "nb", Closed: &engine.ClosedNotice{Notebook: "nb", By: engine.SessionRef{ID: "s1"}, Cause: engine.ClosedBySwitch, Server: "http://h:8888/", At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
 			`no notebook named "nb" is in use (session s1 closed its notebook 'nb' at 03:04:05 UTC by switching to the Jupyter server at http://h:8888/); call use_notebook first (no notebooks are in use)`},
 		{"execute_cell", noCurrent, "this session has no current notebook; call use_notebook first to open one (or to make one in use current) (in use: a, b)"},
 		{"execute_code", &engine.NoNotebookError{}, "execute_code needs a kernel: this session has no current notebook (no notebooks are in use). Call use_notebook first, or pass kernel_id (list_kernels shows the running kernels)"},
@@ -85,8 +86,8 @@ func TestAgentText(t *testing.T) {
 		// Kernels.
 		{"execute_code", &engine.UnknownKernelError{KernelID: "k9"}, `there is no kernel with id "k9" on the Jupyter server; list_kernels shows the running kernels`},
 		{"use_notebook", &engine.UnknownKernelError{KernelID: "k9"}, `there is no kernel with id "k9" on the Jupyter server; list_kernels shows the running kernels, or leave kernel_id unset to start a new kernel`},
-		{"execute_cell", &engine.KernelDiedError{KernelID: "k1", Notebook: "nb", Index: 0, CellID: "c"}, `the kernel died while running cell 0 (id "c") of notebook "nb" (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell`},
-		{"execute_code", &engine.KernelDiedError{KernelID: "k1"}, "kernel k1 died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it"},
+		{"execute_cell", &engine.KernelLostError{KernelID: "k1", Notebook: "nb", What: event.KernelDied, During: true, Index: 0, CellID: "c"}, `the kernel died while running cell 0 (id "c") of notebook "nb" (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell`},
+		{"execute_code", &engine.KernelLostError{KernelID: "k1", What: event.KernelDied, During: true}, "kernel k1 died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it"},
 
 		// Sandboxes.
 		{"launch_sandbox", &engine.SandboxExistsError{Name: "py", Variant: "eval", ID: "sbx-1"}, `a sandbox named "py" is already launched (eval, sbx-1); pick another sandbox_name, or terminate_sandbox "py" first`},
@@ -135,7 +136,7 @@ func TestAgentTextFallback(t *testing.T) {
 	if got := agentText("read_cell", io.ErrUnexpectedEOF); got != io.ErrUnexpectedEOF.Error() {
 		t.Errorf("other error: %q", got)
 	}
-	for _, w := range wordings {
+	for _, w := range wordings() {
 		if _, ok := w("read_cell", io.ErrUnexpectedEOF); ok {
 			t.Errorf("a wording claims an error it does not know")
 		}

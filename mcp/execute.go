@@ -134,7 +134,7 @@ func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int
 		if c.id != "" {
 			// The workbench shows the outputs themselves in its
 			// executions pane: its call record gets the summary line.
-			s.e.CallProgress(c.id, progressSummary(p))
+			s.e.Calls().Progress(c.id, progressSummary(p))
 		}
 		if session == nil {
 			return

@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	testharness "github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
@@ -597,8 +598,8 @@ func TestCallCancelledByThePerson(t *testing.T) {
 	for {
 		select {
 		case ev := <-sub.C():
-			if ev.Type == engine.EvCallStarted && ev.Call != nil && ev.Call.Tool == "execute_code" {
-				if err := h.e.CancelCall(ev.Call.ID); err != nil {
+			if ev.Type == event.EvCallStarted && ev.Call != nil && ev.Call.Tool == "execute_code" {
+				if err := h.e.Calls().Cancel(ev.Call.ID); err != nil {
 					t.Fatal(err)
 				}
 				select {

@@ -24,7 +24,7 @@ func patchUseNotebook(p patcher) {
 }
 
 func (s *Server) useNotebook(ctx context.Context, c *call, in useNotebookIn) (*answer, error) {
-	nb, err := s.e.UseNotebook(ctx, c.session, in.NotebookName, in.NotebookPath, in.Mode, deref(in.KernelID))
+	nb, err := s.e.UseNotebook(ctx, engine.UseRequest{Session: c.session, Name: in.NotebookName, Path: in.NotebookPath, Mode: in.Mode, KernelID: deref(in.KernelID)})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // call is one tool call as the observer and the handler share it: who made
@@ -61,12 +63,11 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 				s.log.Warn("tool failed", "tool", d.name, "err", redact(err.Error()))
 			}
 			res := errorResult(d.name, err)
-			s.withNotice(c.session, res, err)
+			s.withNotices(c, res, err)
 			return res, nil, nil
 		}
 		res := s.toResult(d, c, a)
-		s.withNotice(c.session, res, nil)
-		s.withNotebookNotices(c, res)
+		s.withNotices(c, res, nil)
 		return res, nil, nil
 	}
 }
@@ -77,7 +78,7 @@ const (
 )
 
 // observe is the receiving middleware that records every tool call with the
-// engine: BeginCall (which may hold it for approval or refuse it), the
+// engine: Begin (which may hold it for approval or refuse it), the
 // handler under the context CancelCall cancels, then the outcome.
 func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
@@ -108,7 +109,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		} else {
 			args = nil
 		}
-		start := engine.CallStart{
+		start := calls.Start{
 			ID:          c.id,
 			Session:     c.session,
 			Tool:        ctr.Params.Name,
@@ -118,9 +119,9 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			ResendOf:    resendOf(c.session, ctr),
 		}
 		// Whether it runs code; when someone watches, what it would do
-		// and how its arguments may be edited (approve.go).
+		// and how its arguments may be edited (held_calls.go).
 		s.approvalStart(&start, d, sent, args)
-		callCtx, finish, err := s.e.BeginCall(ctx, start)
+		callCtx, finish, err := s.e.Calls().Begin(ctx, start)
 		if err != nil {
 			// Refused (denied, paused too long, no workbench to approve):
 			// the call must not run. The engine has recorded the outcome.
@@ -131,7 +132,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 		}
 
-		edited, wasEdited := engine.EditedArgs(callCtx)
+		edited, wasEdited := calls.EditedArgs(callCtx)
 		if wasEdited {
 			ctr.Params.Arguments = edited
 		}
@@ -141,24 +142,24 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			withEditNote(res, sent, edited)
 		}
 
-		status := engine.CallOK
+		status := event.CallOK
 		switch {
 		case callCtx.Err() != nil && ctx.Err() == nil:
 			// Cancelled by the person (CancelCall), not by the client: the
 			// client is still waiting and deserves a proper answer.
 			res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: cancelledText}}}, nil
 			c.schemaOK = nil
-			status = engine.CallCancelled
+			status = event.CallCancelled
 		case ctx.Err() != nil:
-			status = engine.CallCancelled
+			status = event.CallCancelled
 		case err != nil || (res != nil && res.IsError):
-			status = engine.CallError
+			status = event.CallError
 		}
 		if res != nil && res.IsError && d != nil {
 			rewriteArgumentError(d, res)
 		}
 
-		outcome := engine.CallOutcome{
+		outcome := calls.Outcome{
 			Status:        status,
 			SchemaOK:      c.schemaOK,
 			SchemaProblem: c.schemaProblem,

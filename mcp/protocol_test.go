@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -190,7 +191,7 @@ func TestNotebookResourcesListed(t *testing.T) {
 func TestNotebookResourcesListedForALateSession(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	if _, err := h.e.UseNotebook(ctx, "engine-only", "delta", h.writeNotebook("delta.ipynb", "2"), "", ""); err != nil {
+	if _, err := h.e.UseNotebook(ctx, engine.UseRequest{Session: "engine-only", Name: "delta", Path: h.writeNotebook("delta.ipynb", "2")}); err != nil {
 		t.Fatal(err)
 	}
 	cs := h.connect()

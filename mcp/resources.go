@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
@@ -70,7 +71,7 @@ func (s *Server) addResources() {
 type notebookList struct {
 	mu       sync.Mutex // guards sessions and sub
 	sessions int
-	sub      *engine.Subscription
+	sub      *event.Subscription
 
 	syncMu sync.Mutex        // serializes syncs
 	listed map[string]string // name -> path of each notebook listed
@@ -86,7 +87,7 @@ func (s *Server) watchNotebooks() {
 		w.mu.Unlock()
 		return
 	}
-	sub := s.e.Bus().SubscribeTo(64, engine.EvNotebookOpened, engine.EvNotebookClosed)
+	sub := s.e.Bus().SubscribeTo(64, event.EvNotebookOpened, event.EvNotebookClosed)
 	w.sub = sub
 	w.mu.Unlock()
 	// The first session lists what is in use now, before its first
@@ -108,7 +109,7 @@ func (s *Server) unwatchNotebooks() {
 	w := &s.notebooks
 	w.mu.Lock()
 	w.sessions--
-	var sub *engine.Subscription
+	var sub *event.Subscription
 	if w.sessions == 0 {
 		sub, w.sub = w.sub, nil
 	}

@@ -14,7 +14,7 @@ import (
 // the note another session reads on its next call.
 
 // textUnused is unuse_notebook's answer.
-func textUnused(u engine.Unused) string {
+func textUnused(u engine.Released) string {
 	text := fmt.Sprintf("Notebook '%s' unused successfully. Its kernel keeps running; use_notebook it again to continue.", u.Name)
 	if u.KernelShutDown {
 		text = fmt.Sprintf("Notebook '%s' unused successfully. Its kernel %s was shut down (this server started it and nothing else used it); use_notebook it again to continue on a fresh kernel.", u.Name, u.KernelID)
@@ -50,7 +50,7 @@ func textConnected(sw engine.ServerSwitch) string {
 }
 
 // whoseCurrent says whose current notebook a closed notebook was.
-func whoseCurrent(c engine.ClosedNotebook) string {
+func whoseCurrent(c engine.ClosedInSwitch) string {
 	var who []string
 	if c.Caller {
 		who = append(who, "this session")
@@ -81,7 +81,7 @@ func kernelFate(f engine.KernelFate) string {
 
 // noticeText is what a session reads on its next call after another
 // session closed its current notebook.
-func noticeText(n *engine.NotebookClosed) string {
+func noticeText(n *engine.ClosedNotice) string {
 	at := n.At.UTC().Format("15:04:05 UTC")
 	switch n.Cause {
 	case engine.ClosedBySwitch:
@@ -92,37 +92,34 @@ func noticeText(n *engine.NotebookClosed) string {
 		n.Notebook, n.Path, at, n.By)
 }
 
-// withNotice adds the session's pending notice, if any, to a result. A
-// refusal that already says it (the notebook it asked for is the one
-// closed) gets none.
-func (s *Server) withNotice(session string, res *sdk.CallToolResult, err error) {
-	n := s.e.TakeNotice(session)
-	if n == nil || res == nil {
+// withNotices adds what the session has not yet been told to a result:
+// that another session closed its current notebook (unless the result is
+// a refusal that says so already), and, on a result that acted on a
+// notebook, what happened to that notebook (a person reverted one of the
+// session's changes, the file was edited outside): one line each in the
+// text, and the same lines in _meta under io.jupyter-mcp/notices for a
+// client that reads them apart. A failed call takes no notebook lines:
+// they wait for a result on the notebook.
+func (s *Server) withNotices(c *call, res *sdk.CallToolResult, err error) {
+	notebook := c.notebook
+	if err != nil {
+		notebook = ""
+	}
+	n := s.e.TakeNotices(c.session, notebook)
+	if res == nil {
 		return
 	}
-	if nn, ok := as[*engine.NoNotebookError](err); ok && nn.Closed != nil {
+	if nn, ok := as[*engine.NoNotebookError](err); n.Closed != nil && !(ok && nn.Closed != nil) {
+		res.Content = append(res.Content, &sdk.TextContent{Text: noticeText(n.Closed)})
+	}
+	if len(n.Lines) == 0 {
 		return
 	}
-	res.Content = append(res.Content, &sdk.TextContent{Text: noticeText(n)})
-}
-
-// withNotebookNotices adds what the session has not yet been told about the
-// notebook this result acted on (a person reverted one of its changes, the
-// file was edited outside): one line each in the text, and the same lines
-// in _meta under io.jupyter-mcp/notices for a client that reads them apart.
-func (s *Server) withNotebookNotices(c *call, res *sdk.CallToolResult) {
-	if c.notebook == "" || res == nil {
-		return
-	}
-	lines := s.e.TakeNotebookNotices(c.session, c.notebook)
-	if len(lines) == 0 {
-		return
-	}
-	res.Content = append(res.Content, &sdk.TextContent{Text: "Note: " + strings.Join(lines, "\nNote: ")})
+	res.Content = append(res.Content, &sdk.TextContent{Text: "Note: " + strings.Join(n.Lines, "\nNote: ")})
 	if res.Meta == nil {
 		res.Meta = sdk.Meta{}
 	}
-	res.Meta[metaNotices] = lines
+	res.Meta[metaNotices] = n.Lines
 }
 
 // sessionsPhrase is "session 4MVH2K1X (agent-b 1)" or "sessions A, B".

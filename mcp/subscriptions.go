@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // Resource subscriptions. A client may subscribe to notebook://{name}, to
@@ -29,7 +29,7 @@ import (
 type resourceSubs struct {
 	mu   sync.Mutex
 	uris map[string]*subscribedURI
-	sub  *engine.Subscription
+	sub  *event.Subscription
 }
 
 // subscribedURI is one URI subscribed to, by one or more sessions.
@@ -63,7 +63,7 @@ func (s *Server) subscribeResource(_ context.Context, req *sdk.SubscribeRequest)
 	}
 	su.sessions[req.Session] = true
 	if w.sub == nil {
-		w.sub = s.e.Bus().SubscribeTo(256, engine.EvNotebookChanged, engine.EvNotebookOpened, engine.EvNotebookClosed)
+		w.sub = s.e.Bus().SubscribeTo(256, event.EvNotebookChanged, event.EvNotebookOpened, event.EvNotebookClosed)
 		go s.followChanges(w.sub)
 	}
 	return nil
@@ -89,7 +89,7 @@ func (s *Server) dropSubscriptions(ss *sdk.ServerSession, uri string) {
 			delete(w.uris, u)
 		}
 	}
-	var stop *engine.Subscription
+	var stop *event.Subscription
 	if len(w.uris) == 0 {
 		stop, w.sub = w.sub, nil
 	}
@@ -102,7 +102,7 @@ func (s *Server) dropSubscriptions(ss *sdk.ServerSession, uri string) {
 // followChanges turns the engine's notebook events into resources/updated
 // notifications. A burst of events (a run's outputs) is taken whole before
 // anything is sent, so that each URI is told once per burst.
-func (s *Server) followChanges(sub *engine.Subscription) {
+func (s *Server) followChanges(sub *event.Subscription) {
 	for ev := range sub.C() {
 		touched := map[string]bool{}
 		s.touchedBy(ev, touched)
@@ -131,11 +131,11 @@ func (s *Server) followChanges(sub *engine.Subscription) {
 // its index, so an insert, a delete, a move or a reload changes every cell
 // of the notebook; an edit or new outputs change that cell (and its
 // outputs). Lost events (EvMissed) may have changed anything.
-func (s *Server) touchedBy(ev engine.Event, touched map[string]bool) {
+func (s *Server) touchedBy(ev event.Event, touched map[string]bool) {
 	w := &s.subs
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if ev.Type == engine.EvMissed {
+	if ev.Type == event.EvMissed {
 		for uri := range w.uris {
 			touched[uri] = true
 		}
@@ -145,10 +145,10 @@ func (s *Server) touchedBy(ev engine.Event, touched map[string]bool) {
 	if n == nil {
 		return
 	}
-	whole := ev.Type != engine.EvNotebookChanged
+	whole := ev.Type != event.EvNotebookChanged
 	cells := map[string]bool{}
 	switch n.Op {
-	case engine.OpInsert, engine.OpDelete, engine.OpMove, engine.OpReload:
+	case event.OpInsert, event.OpDelete, event.OpMove, event.OpReload:
 		whole = true
 	default:
 		for _, c := range n.Cells {

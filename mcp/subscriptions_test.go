@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 )
 
@@ -69,7 +70,7 @@ func TestOutsideEditNoticeInNextResult(t *testing.T) {
 			t.Fatalf("our own insert was reported as an outside edit: %s", textOf(res))
 		}
 	}
-	sub := h.e.Bus().SubscribeTo(16, engine.EvNotebookOutsideEdit)
+	sub := h.e.Bus().SubscribeTo(16, event.EvNotebookOutsideEdit)
 	defer sub.Close()
 	h.writeOutside(rel, func(nb map[string]any) {
 		cells := nb["cells"].([]any)
@@ -78,7 +79,7 @@ func TestOutsideEditNoticeInNextResult(t *testing.T) {
 	})
 	select {
 	case ev := <-sub.C():
-		if ev.Notebook == nil || len(ev.Notebook.Changes) != 2 {
+		if ev.Notebook == nil || len(ev.Notebook.ChangedCells) != 2 {
 			t.Fatalf("outside edit event %+v", ev.Notebook)
 		}
 	case <-time.After(60 * time.Second):

@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,6 +28,13 @@ type toolDef struct {
 	openWorld   bool
 
 	cacheTTL int // ms; 0 = no cache hint (only the three listings have one)
+
+	// runsCode marks a tool that runs code in a kernel or a sandbox: the
+	// calls --approve execute holds.
+	runsCode bool
+	// preview, when set, is what a held call would do, in the engine's
+	// terms, from its arguments (held_calls.go).
+	preview func(args json.RawMessage) engine.PreviewRequest
 
 	input  *jsonschema.Schema
 	output *jsonschema.Schema
@@ -56,9 +65,13 @@ func (d *toolDef) sdkTool() *sdk.Tool {
 // method, wrap the answer with a shape constructor from results.go.
 type handlerFor[In any] func(s *Server, ctx context.Context, c *call, in In) (*answer, error)
 
-// newTool completes a table row with its schemas and typed handler.
-func newTool[In any](d toolDef, patch func(p patcher), h handlerFor[In]) *toolDef {
+// newTool completes a table row with its schemas, typed handler and, for a
+// tool whose held calls show what they would do, its preview (nil: none).
+func newTool[In any](d toolDef, patch func(p patcher), h handlerFor[In], preview func(In) engine.PreviewRequest) *toolDef {
 	d.input = inputSchema[In](patch)
+	if preview != nil {
+		d.preview = previewOf(preview)
+	}
 	d.output = outputSchema(d.shape)
 	d.register = func(s *Server, d *toolDef) {
 		sdk.AddTool(s.srv, d.sdkTool(), typed(s, d, h))
@@ -105,15 +118,15 @@ func allTools() []*toolDef {
 				"All cell operations will be performed on the currently activated notebook.\n" +
 				"Activate new notebook will deactivate the previously activated notebook.\n" +
 				"Reactivate previously activated notebook using same notebook_name and notebook_path.",
-		}), patchUseNotebook, (*Server).useNotebook),
+		}), patchUseNotebook, (*Server).useNotebook, nil),
 		newTool(destructiveIdempotent(toolDef{
 			name: "unuse_notebook", title: "Unuse Notebook", kind: "notebook.unuse", shape: shapeMessage,
 			description: "Unuse from a specific notebook and release its resources.",
-		}), nil, (*Server).unuseNotebook),
+		}), nil, (*Server).unuseNotebook, previewUnuse),
 		newTool(readOnlyIdempotent(toolDef{
 			name: "list_notebooks", title: "List Notebooks", kind: "notebooks.list", shape: shapeRows, cacheTTL: 30000,
 			description: "List all notebooks that have been used via use_notebook tool",
-		}), nil, (*Server).listNotebooks),
+		}), nil, (*Server).listNotebooks, nil),
 		newTool(readOnlyIdempotent(toolDef{
 			name: "read_notebook", title: "Read Notebook", kind: "notebook.read", shape: shapeMessage,
 			description: "Read a notebook and return index, source content, type, execution count of each cell.\n\n" +
@@ -121,11 +134,11 @@ func allTools() []*toolDef {
 				"Using detailed format to get detailed information of the notebook and it's useful for debugging and analysis.\n\n" +
 				"It is recommended to use brief format with larger limit to get a overview of the notebook structure,\n" +
 				"then use detailed format with exact index and limit to get the detailed information of some specific cells.",
-		}), patchReadNotebook, (*Server).readNotebook),
+		}), patchReadNotebook, (*Server).readNotebook, nil),
 		newTool(destructiveOnly(toolDef{
 			name: "restart_notebook", title: "Restart Notebook", kind: "notebook.restart", shape: shapeMessage,
 			description: "Restart the kernel for a specific notebook.",
-		}), nil, (*Server).restartNotebook),
+		}), nil, (*Server).restartNotebook, previewRestart),
 
 		// Cells (cells.go).
 		newTool(readOnlyIdempotent(toolDef{
@@ -133,18 +146,18 @@ func allTools() []*toolDef {
 			description: "Read a cell as readable text entries.\n\n" +
 				"Includes metadata and source, plus optional formatted output text rather\n" +
 				"than raw nbformat objects.",
-		}), patchReadCell, (*Server).readCell),
+		}), patchReadCell, (*Server).readCell, nil),
 		newTool(destructiveOnly(toolDef{
 			name: "insert_cell", title: "Insert Cell", kind: "cell.insert", shape: shapeMessage,
 			description: "Insert a cell to specified position from the currently activated notebook.",
-		}), patchInsertCell, (*Server).insertCell),
+		}), patchInsertCell, (*Server).insertCell, previewInsertCell),
 		newTool(destructiveIdempotent(toolDef{
 			name: "overwrite_cell_source", title: "Overwrite Cell Source", kind: "cell.overwrite", shape: shapeMessage,
 			description: "Replace the entire source of a cell in the currently activated notebook.\n" +
 				"Returns a diff showing the changes made.\n\n" +
 				"Use this when rewriting a cell completely. For small, targeted changes,\n" +
 				"prefer edit_cell_source instead — it is safer for partial edits.",
-		}), patchOverwriteCell, (*Server).overwriteCellSource),
+		}), patchOverwriteCell, (*Server).overwriteCellSource, previewOverwriteCell),
 		newTool(destructiveOnly(toolDef{
 			name: "edit_cell_source", title: "Edit Cell Source", kind: "cell.edit", shape: shapeMessage,
 			description: "Perform a surgical find-and-replace within a cell's source (like an editor's Edit tool).\n" +
@@ -154,11 +167,11 @@ func allTools() []*toolDef {
 				"Prefer this over overwrite_cell_source for small, targeted edits — it is safer because\n" +
 				"unchanged parts of the cell are left untouched. Use read_cell first to see the current\n" +
 				"source and construct an accurate old_string.",
-		}), patchEditCell, (*Server).editCellSource),
+		}), patchEditCell, (*Server).editCellSource, previewEditCell),
 		newTool(destructiveOnly(toolDef{
 			name: "delete_cell", title: "Delete Cell", kind: "cell.delete", shape: shapeMessage,
 			description: "Delete specific cells from the currently activated notebook and return the cell source of deleted cells (if include_source=True).",
-		}), patchDeleteCell, (*Server).deleteCell),
+		}), patchDeleteCell, (*Server).deleteCell, previewDeleteCell),
 		newTool(destructiveOnly(toolDef{
 			name: "move_cell", title: "Move Cell", kind: "cell.move", shape: shapeMessage,
 			description: "Move a cell from source_index to target_index within the currently activated notebook.\n\n" +
@@ -167,25 +180,25 @@ func allTools() []*toolDef {
 				"Example: in a notebook [A, B, C, D], move_cell(1, 3) produces [A, C, D, B].\n\n" +
 				"Use this tool instead of manually deleting and re-inserting a cell — it is atomic and\n" +
 				"preserves cell metadata. Use read_notebook first to see cell indices if needed.",
-		}), patchMoveCell, (*Server).moveCell),
+		}), patchMoveCell, (*Server).moveCell, previewMoveCell),
 		newTool(destructiveIdempotent(toolDef{
 			name: "clear_cell_output", title: "Clear Cell Output", kind: "cell.clear_output", shape: shapeMessage,
 			description: "Clear the outputs and execution count of a single code cell in the currently\n" +
 				"activated notebook, without deleting the cell itself.",
-		}), patchClearCell, (*Server).clearCellOutput),
+		}), patchClearCell, (*Server).clearCellOutput, nil),
 
 		// Executions (execute.go).
 		newTool(destructiveOpenWorld(toolDef{
-			name: "execute_cell", title: "Execute Cell", kind: "cell.execute", shape: shapeOutputs,
+			name: "execute_cell", runsCode: true, title: "Execute Cell", kind: "cell.execute", shape: shapeOutputs,
 			description: "Execute a cell from the currently activated notebook with timeout and return it's outputs",
-		}), patchExecuteCell, (*Server).executeCell),
+		}), patchExecuteCell, (*Server).executeCell, previewExecuteCell),
 		newTool(destructiveOpenWorld(toolDef{
-			name: "insert_execute_code_cell", title: "Insert and Execute Code Cell", kind: "cell.insert_execute", shape: shapeOutputs,
+			name: "insert_execute_code_cell", runsCode: true, title: "Insert and Execute Code Cell", kind: "cell.insert_execute", shape: shapeOutputs,
 			description: "Insert a cell at specified index from the currently activated notebook and then execute it with timeout and return it's outputs\n" +
 				"It is a shortcut tool for insert_cell and execute_cell tools, recommended to use if you want to insert a cell and execute it at the same time",
-		}), patchInsertExecute, (*Server).insertExecuteCodeCell),
+		}), patchInsertExecute, (*Server).insertExecuteCodeCell, previewInsertExecute),
 		newTool(destructiveOpenWorld(toolDef{
-			name: "execute_code", title: "Execute Code", kind: "code.execute", shape: shapeOutputs,
+			name: "execute_code", runsCode: true, title: "Execute Code", kind: "code.execute", shape: shapeOutputs,
 			description: "Execute code directly in a kernel (not saved to notebook).\n\n" +
 				"If `use_sandbox` selected an active sandbox, this tool executes on that\n" +
 				"sandbox instead of a Jupyter kernel. This allows agents to switch between\n" +
@@ -202,21 +215,21 @@ func allTools() []*toolDef {
 				"Under no circumstances should you use this tool to:\n" +
 				"1. Import new modules or perform variable assignments that affect subsequent Notebook execution\n" +
 				"2. Execute dangerous code that may harm the Jupyter server or the user's data without permission",
-		}), patchExecuteCode, (*Server).executeCode),
+		}), patchExecuteCode, (*Server).executeCode, previewExecuteCode),
 
 		// Server (files.go).
 		newTool(readOnlyIdempotent(toolDef{
 			name: "list_files", title: "List Files", kind: "files.list", shape: shapeRows, cacheTTL: 30000,
 			description: "List all files and directories recursively in the Jupyter server's file system.\n" +
 				"Used to explore the file system structure of the Jupyter server or to find specific files or directories.",
-		}), patchListFiles, (*Server).listFiles),
+		}), patchListFiles, (*Server).listFiles, nil),
 		newTool(readOnlyIdempotent(toolDef{
 			name: "list_kernels", title: "List Kernels", kind: "kernels.list", shape: shapeRows, cacheTTL: 10000,
 			description: "List all available kernels in the Jupyter server.\n\n" +
 				"This tool shows all running and available kernel sessions on the Jupyter server,\n" +
 				"including their IDs, names, states, connection information, and kernel specifications.\n" +
 				"Useful for monitoring kernel resources and identifying specific kernels for connection.",
-		}), nil, (*Server).listKernels),
+		}), nil, (*Server).listKernels, nil),
 		newTool(destructiveIdempotent(toolDef{
 			name: "connect_to_jupyter", title: "Connect to Jupyter Server", kind: "jupyter.connect", shape: shapeMessage,
 			description: "Connect to a Jupyter server dynamically with URL and token.\n\n" +
@@ -228,7 +241,7 @@ func allTools() []*toolDef {
 				"Example usage:\n" +
 				"- \"Connect to http://localhost:8888 with token abc123\"\n" +
 				"- \"Connect to http://localhost:8889 without authentication\"",
-		}), patchConnect, (*Server).connectToJupyter),
+		}), patchConnect, (*Server).connectToJupyter, nil),
 
 		// Sandboxes (sandboxes.go).
 		newTool(destructiveOpenWorld(toolDef{
@@ -237,19 +250,19 @@ func allTools() []*toolDef {
 				"After launch, call use_sandbox to make execute_code run on this sandbox (as an\n" +
 				"alternative to notebook-bound kernel execution). Works in both MCP_SERVER and\n" +
 				"JUPYTER_SERVER modes.",
-		}), patchLaunchSandbox, (*Server).launchSandbox),
+		}), patchLaunchSandbox, (*Server).launchSandbox, nil),
 		newTool(destructiveIdempotent(toolDef{
 			name: "use_sandbox", title: "Use Sandbox", kind: "sandbox.use", shape: shapeMessage,
 			description: "Select which launched sandbox execute_code should use instead of kernels.",
-		}), patchUseSandbox, (*Server).useSandbox),
+		}), patchUseSandbox, (*Server).useSandbox, nil),
 		newTool(readOnlyIdempotent(toolDef{
 			name: "list_sandboxes", title: "List Sandboxes", kind: "sandboxes.list", shape: shapeList,
 			description: "List launched code sandboxes that can be used as alternatives to kernels.",
-		}), nil, (*Server).listSandboxes),
+		}), nil, (*Server).listSandboxes, nil),
 		newTool(destructiveIdempotent(toolDef{
 			name: "terminate_sandbox", title: "Terminate Sandbox", kind: "sandbox.terminate", shape: shapeMessage,
 			description: "Terminate a launched code sandbox.",
-		}), nil, (*Server).terminateSandbox),
+		}), nil, (*Server).terminateSandbox, nil),
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].name < tools[j].name })
 	return tools

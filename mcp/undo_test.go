@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // A person's undo of an agent's insert_cell reaches that agent on its next
@@ -30,12 +30,12 @@ func TestUndoNoticeReachesTheAgent(t *testing.T) {
 		t.Fatalf("insert_cell result has no cell id in _meta: %v", res.Meta)
 	}
 	// The call's id is the one the timeline shows (call.finished).
-	var call *engine.CallEvent
+	var call *event.CallEvent
 	deadline := time.After(10 * time.Second)
 	for call == nil {
 		select {
 		case ev := <-sub.C():
-			if ev.Type == engine.EvCallFinished && ev.Call.Tool == "insert_cell" {
+			if ev.Type == event.EvCallFinished && ev.Call.Tool == "insert_cell" {
 				call = ev.Call
 			}
 		case <-deadline:

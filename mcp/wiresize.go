@@ -4,16 +4,15 @@ import (
 	"encoding/base64"
 	"unicode/utf8"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 )
 
 // measureResult records in o what each part of res weighs on the wire: the
 // workbench's stats show what a tool's results cost the agent's context.
 // The sizes are those of the JSON the client receives, counted without
 // encoding it a second time (the structured content is already encoded).
-func measureResult(o *engine.CallOutcome, res *sdk.CallToolResult) {
+func measureResult(o *calls.Outcome, res *sdk.CallToolResult) {
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case *sdk.TextContent:

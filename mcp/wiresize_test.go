@@ -7,7 +7,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // TestJSONStringLen holds the counted size to what encoding/json writes.
@@ -46,7 +47,7 @@ func TestMeasureResult(t *testing.T) {
 		&sdk.ImageContent{Data: img, MIMEType: "image/png"},
 		&sdk.TextContent{Text: "second\n"},
 	}}
-	o := engine.CallOutcome{Structured: json.RawMessage(`{"kind":"outputs","result":["x"]}`)}
+	o := calls.Outcome{Structured: json.RawMessage(`{"kind":"outputs","result":["x"]}`)}
 	measureResult(&o, res)
 	want := 0
 	for _, c := range res.Content {
@@ -84,7 +85,7 @@ func TestCallSizesOnTheWire(t *testing.T) {
 		{"execute_code", map[string]any{"code": "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.figure(figsize=(1,1)); plt.plot([1, 2]); plt.show()"}},
 	} {
 		_, _, res := ok(t, cs, c.tool, c.args)
-		var want engine.CallEvent
+		var want event.CallEvent
 		for _, part := range res.Content {
 			switch p := part.(type) {
 			case *sdk.TextContent:
@@ -99,12 +100,12 @@ func TestCallSizesOnTheWire(t *testing.T) {
 			b, _ := json.Marshal(res.StructuredContent)
 			want.StructuredBytes = len(b)
 		}
-		var got *engine.CallEvent
+		var got *event.CallEvent
 		deadline := time.After(10 * time.Second)
 		for got == nil {
 			select {
 			case ev := <-sub.C():
-				if ev.Type == engine.EvCallFinished && ev.Call != nil && ev.Call.Tool == c.tool {
+				if ev.Type == event.EvCallFinished && ev.Call != nil && ev.Call.Tool == c.tool {
 					got = ev.Call
 				}
 			case <-deadline:

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 )
 
 // The workbench's own session: when the person resends a call, it runs as
@@ -16,7 +15,7 @@ import (
 // server over in-memory transports. The call then takes the path every
 // agent's call takes (the observer, the SDK's input validation, the
 // handler, result shaping and its schema check), so the timeline shows it
-// like any other, under the session engine.WorkbenchSession.
+// like any other, under the session calls.WorkbenchSession.
 
 // resendOfKey is the _meta key of a workbench call that names the call it
 // resends. It is honoured on the workbench's session only.
@@ -37,7 +36,7 @@ type WorkbenchCaller struct {
 	closed bool
 }
 
-var _ engine.WorkbenchCaller = (*WorkbenchCaller)(nil)
+var _ calls.WorkbenchCaller = (*WorkbenchCaller)(nil)
 
 // WorkbenchCaller returns the caller of the workbench's own session.
 func (s *Server) WorkbenchCaller() *WorkbenchCaller { return &WorkbenchCaller{s: s} }
@@ -87,7 +86,7 @@ func (w *WorkbenchCaller) session(ctx context.Context) (*sdk.ClientSession, erro
 	// Named before the client initializes, which is when the server
 	// first sees the session.
 	w.s.mu.Lock()
-	w.s.named[ss] = engine.WorkbenchSession
+	w.s.named[ss] = calls.WorkbenchSession
 	w.s.mu.Unlock()
 	client := sdk.NewClient(&sdk.Implementation{Name: "workbench", Title: "the person at the workbench", Version: w.s.opts.Version}, nil)
 	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: workbenchProtocol})
@@ -115,7 +114,7 @@ func (w *WorkbenchCaller) Close() error {
 
 // resendOf is the call a workbench call resends, from its _meta.
 func resendOf(session string, req *sdk.CallToolRequest) string {
-	if session != engine.WorkbenchSession || req.Params == nil {
+	if session != calls.WorkbenchSession || req.Params == nil {
 		return ""
 	}
 	of, _ := req.Params.Meta[resendOfKey].(string)

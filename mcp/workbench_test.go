@@ -9,12 +9,13 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // finishedCall waits for the call.finished event of a call that ok
 // accepts, and returns the events of that call seen on the way.
-func finishedCall(t *testing.T, sub *engine.Subscription, ok func(*engine.CallEvent) bool) (started, finished *engine.CallEvent) {
+func finishedCall(t *testing.T, sub *event.Subscription, ok func(*event.CallEvent) bool) (started, finished *event.CallEvent) {
 	t.Helper()
 	timeout := time.After(60 * time.Second)
 	for {
@@ -24,11 +25,11 @@ func finishedCall(t *testing.T, sub *engine.Subscription, ok func(*engine.CallEv
 				continue
 			}
 			switch ev.Type {
-			case engine.EvCallStarted:
+			case event.EvCallStarted:
 				started = ev.Call
-			case engine.EvCallHeld:
+			case event.EvCallHeld:
 				t.Fatalf("the call was held: %+v", ev.Call)
-			case engine.EvCallFinished:
+			case event.EvCallFinished:
 				return started, ev.Call
 			}
 		case <-timeout:
@@ -48,14 +49,14 @@ func TestResendRunsAsTheWorkbenchSession(t *testing.T) {
 	sub := h.e.Bus().Subscribe(4096)
 	defer sub.Close()
 
-	if err := h.e.Resend(engine.Resend{Of: "c-x", Tool: "execute_code", Args: json.RawMessage(`{"code":"1"}`)}); err == nil ||
+	if err := h.e.Calls().Resend(calls.Resend{Of: "c-x", Tool: "execute_code", Args: json.RawMessage(`{"code":"1"}`)}); err == nil ||
 		!strings.Contains(err.Error(), "not available") {
 		t.Fatalf("resend without a caller: %v", err)
 	}
 	wc := h.s.WorkbenchCaller()
 	defer wc.Close()
-	h.e.SetWorkbenchCaller(wc)
-	if err := h.e.CanResend(); err != nil {
+	h.e.Calls().SetWorkbenchCaller(wc)
+	if err := h.e.Calls().CanResend(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -64,8 +65,8 @@ func TestResendRunsAsTheWorkbenchSession(t *testing.T) {
 	path := h.writeNotebook("resend.ipynb", "x = 1")
 	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "resend", "notebook_path": path})
 	ok(t, cs, "execute_code", map[string]any{"code": "1+1", "timeout": 30})
-	_, orig := finishedCall(t, sub, func(c *engine.CallEvent) bool { return c.Tool == "execute_code" })
-	if orig.Session == engine.WorkbenchSession || !strings.Contains(orig.Text, "2") {
+	_, orig := finishedCall(t, sub, func(c *event.CallEvent) bool { return c.Tool == "execute_code" })
+	if orig.Session == calls.WorkbenchSession || !strings.Contains(orig.Text, "2") {
 		t.Fatalf("the agent's call: %+v", orig)
 	}
 
@@ -79,24 +80,24 @@ func TestResendRunsAsTheWorkbenchSession(t *testing.T) {
 		{"connect_to_jupyter", `{"jupyter_url": "http://localhost:8888", "jupyter_token": "[redacted]"}`, "cannot be resent as is"},
 		{"connect_to_jupyter", `{"jupyter_url": "http://localhost:8888/?token=[redacted]"}`, "cannot be resent as is"},
 	} {
-		err := h.e.Resend(engine.Resend{Of: orig.ID, Tool: bad.tool, Args: json.RawMessage(bad.args)})
+		err := h.e.Calls().Resend(calls.Resend{Of: orig.ID, Tool: bad.tool, Args: json.RawMessage(bad.args)})
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("resend %s %s: %v, want an error saying %q", bad.tool, bad.args, err, bad.want)
 		}
 	}
 
 	// Pause and approval hold the agents' calls, not the person's own.
-	defer h.e.AttachUI()()
-	h.e.SetApproval(engine.ApproveAll, time.Minute)
-	h.e.SetPaused(true)
-	if err := h.e.Resend(engine.Resend{Of: orig.ID, Tool: "execute_code", Args: json.RawMessage(`{"code": "2+2", "timeout": 30}`)}); err != nil {
+	defer h.e.Calls().AttachWorkbench()()
+	h.e.Calls().SetApproval(calls.ApproveAll, time.Minute)
+	h.e.Calls().SetPaused(true)
+	if err := h.e.Calls().Resend(calls.Resend{Of: orig.ID, Tool: "execute_code", Args: json.RawMessage(`{"code": "2+2", "timeout": 30}`)}); err != nil {
 		t.Fatal(err)
 	}
-	started, resent := finishedCall(t, sub, func(c *engine.CallEvent) bool { return c.Session == engine.WorkbenchSession })
+	started, resent := finishedCall(t, sub, func(c *event.CallEvent) bool { return c.Session == calls.WorkbenchSession })
 	if started == nil || started.ResendOf != orig.ID || resent.ResendOf != orig.ID || resent.Tool != "execute_code" {
 		t.Fatalf("resent call: started %+v finished %+v", started, resent)
 	}
-	if resent.Status != engine.CallOK || !strings.Contains(resent.Text, "4") || strings.Contains(resent.Text, "2") {
+	if resent.Status != event.CallOK || !strings.Contains(resent.Text, "4") || strings.Contains(resent.Text, "2") {
 		t.Fatalf("the resent call's result: %s %q", resent.Status, resent.Text)
 	}
 	if resent.SchemaOK == nil || !*resent.SchemaOK || len(resent.Structured) == 0 {
@@ -105,7 +106,7 @@ func TestResendRunsAsTheWorkbenchSession(t *testing.T) {
 	if string(resent.Args) != `{"code":"2+2","timeout":30}` {
 		t.Fatalf("the resent call's arguments: %s", resent.Args)
 	}
-	h.e.SetPaused(false)
+	h.e.Calls().SetPaused(false)
 }
 
 // Only the workbench's own session may name a call it resends: an agent
@@ -121,8 +122,8 @@ func TestResendOfIsTheWorkbenchSessionsOnly(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatal(err, res)
 	}
-	_, c := finishedCall(t, sub, func(c *engine.CallEvent) bool { return c.Tool == "list_kernels" })
-	if c.ResendOf != "" || c.Session == engine.WorkbenchSession {
+	_, c := finishedCall(t, sub, func(c *event.CallEvent) bool { return c.Tool == "list_kernels" })
+	if c.ResendOf != "" || c.Session == calls.WorkbenchSession {
 		t.Fatalf("an agent's call: %+v", c)
 	}
 }

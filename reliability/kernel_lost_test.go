@@ -15,7 +15,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 )
 
@@ -39,7 +39,7 @@ type lostKernel struct {
 	kernel string
 
 	mu     sync.Mutex
-	events []engine.Event
+	events []event.Event
 }
 
 func newLostKernel(t *testing.T) *lostKernel {
@@ -52,7 +52,7 @@ func newLostKernel(t *testing.T) *lostKernel {
 	go func() {
 		defer close(done)
 		for ev := range sub.C() {
-			if ev.Type == engine.EvKernelLost || ev.Type == engine.EvKernelStatus || ev.Type == engine.EvExecOutput {
+			if ev.Type == event.EvKernelLost || ev.Type == event.EvKernelStatus || ev.Type == event.EvExecOutput {
 				lk.mu.Lock()
 				lk.events = append(lk.events, ev)
 				lk.mu.Unlock()
@@ -146,7 +146,7 @@ func (lk *lostKernel) sawLost() bool {
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	for _, ev := range lk.events {
-		if ev.Type == engine.EvKernelLost && ev.Kernel.ID == lk.kernel && ev.Kernel.Lost != "" {
+		if ev.Type == event.EvKernelLost && ev.Kernel.ID == lk.kernel && ev.Kernel.Lost != "" {
 			return true
 		}
 	}
@@ -192,7 +192,7 @@ func (lk *lostKernel) during(tool string) func() (string, bool, time.Duration) {
 		lk.mu.Lock()
 		defer lk.mu.Unlock()
 		for _, ev := range lk.events {
-			if ev.Type == engine.EvExecOutput && ev.Exec.KernelID == lk.kernel && ev.Exec.Output != nil && strings.Contains(ev.Exec.Output.Text, "started") {
+			if ev.Type == event.EvExecOutput && ev.Exec.KernelID == lk.kernel && ev.Exec.Output != nil && strings.Contains(ev.Exec.Output.Text, "started") {
 				return true
 			}
 		}
@@ -329,14 +329,14 @@ func TestKernelLostShownInWorkbench(t *testing.T) {
 	lk.shutdownOutside()
 	lk.waitLost()
 	lk.mu.Lock()
-	var last engine.KernelEvent
+	var last event.KernelEvent
 	for _, ev := range lk.events {
 		if ev.Kernel != nil && ev.Kernel.ID == lk.kernel {
 			last = *ev.Kernel
 		}
 	}
 	lk.mu.Unlock()
-	if last.State != "dead" || last.Lost != engine.KernelShutDown.String() {
-		t.Errorf("the workbench's last word on the kernel: %+v, want dead and %q", last, engine.KernelShutDown)
+	if last.State != "dead" || last.Lost != event.KernelShutDown.String() {
+		t.Errorf("the workbench's last word on the kernel: %+v, want dead and %q", last, event.KernelShutDown)
 	}
 }

@@ -13,23 +13,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serverStates reads the EvServerState payloads of a recording, in order.
-func serverStates(t *testing.T, path string) []engine.ServerEvent {
+func serverStates(t *testing.T, path string) []event.ServerEvent {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
-	var out []engine.ServerEvent
+	var out []event.ServerEvent
 	for _, line := range strings.Split(string(data), "\n") {
-		var ev engine.Event
-		if json.Unmarshal([]byte(line), &ev) != nil || ev.Type != engine.EvServerState || ev.Server == nil {
+		var ev event.Event
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.Type != event.EvServerState || ev.Server == nil {
 			continue
 		}
 		out = append(out, *ev.Server)
@@ -104,7 +104,7 @@ func TestManagedJupyterRestartsAfterKill(t *testing.T) {
 	case <-time.After(25 * time.Second):
 		t.Fatal("the execution in flight when the managed server died did not end within 25 s")
 	}
-	var restarting engine.ServerEvent
+	var restarting event.ServerEvent
 	if !waitFor(30*time.Second, func() bool {
 		for _, st := range serverStates(t, rec) {
 			if st.Jupyter == "restarting" {

@@ -9,7 +9,8 @@ package ui
 import (
 	"context"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -19,7 +20,7 @@ import (
 type Backend interface {
 	// Subscribe starts the event stream. The channel is closed when the
 	// stream ends (stop called, feed closed, recording over).
-	Subscribe() (events <-chan engine.Event, stop func())
+	Subscribe() (events <-chan event.Event, stop func())
 	// Info is what the header shows about the server.
 	Info() observe.HeaderInfo
 	// InterruptKernel interrupts a kernel.
@@ -28,11 +29,10 @@ type Backend interface {
 	CancelCall(id string) error
 	// SetPaused pauses or resumes admission of new calls.
 	SetPaused(paused bool) error
-	// Decide allows or denies a held call.
-	Decide(id string, allow bool) error
-	// Settle decides a held call with more to say: allow for the
-	// session, deny with a reason, allow with edited arguments.
-	Settle(id string, v engine.Verdict) error
+	// Decide allows or denies a held call, with more to say when the
+	// verdict has it: allow for the session, deny with a reason, allow
+	// with edited arguments.
+	Decide(id string, v calls.Verdict) error
 	// RevokeAllowed forgets the tools allowed for a session.
 	RevokeAllowed() error
 	// Undo reverts what a finished call changed in a notebook; the error
@@ -44,7 +44,7 @@ type Backend interface {
 	// Resend checks edited arguments against the tool's input schema
 	// and runs the call again as the workbench's own session; the error
 	// says why it was refused. It does not wait for the call.
-	Resend(r engine.Resend) error
+	Resend(r calls.Resend) error
 }
 
 // The sources of package observe are backends.

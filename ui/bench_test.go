@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
@@ -34,19 +34,19 @@ func BenchmarkFlood(b *testing.B) {
 	for i := 0; i < lines; i += bridgeBatch {
 		batch := make(eventsMsg, 0, bridgeBatch+1)
 		for j := i; j < i+bridgeBatch; j++ {
-			batch = append(batch, engine.Event{Type: engine.EvExecOutput, Exec: &engine.ExecEvent{ID: "x1",
-				Output: &engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("%d\n", j)}}})
+			batch = append(batch, event.Event{Type: event.EvExecOutput, Exec: &event.ExecEvent{ID: "x1",
+				Output: &event.OutputSnapshot{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("%d\n", j)}}})
 		}
 		n := i / bridgeBatch
 		id := fmt.Sprintf("probe-%d", n/probe)
 		switch n % probe {
 		case 0:
-			batch = append(batch, engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id,
-				Session: "sess-probe", Tool: "read_cell", Status: engine.CallRunning, Started: t0.Add(40 * time.Second),
+			batch = append(batch, event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: id,
+				Session: "sess-probe", Tool: "read_cell", Status: event.CallRunning, Started: t0.Add(40 * time.Second),
 				Args: raw(b, map[string]any{"cell_index": n, "notebook_name": "probe"})}})
 		case 1:
-			batch = append(batch, engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id,
-				Session: "sess-probe", Tool: "read_cell", Status: engine.CallOK, Duration: time.Millisecond,
+			batch = append(batch, event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: id,
+				Session: "sess-probe", Tool: "read_cell", Status: event.CallOK, Duration: time.Millisecond,
 				Text:       "print(1)",
 				Structured: raw(b, map[string]any{"kind": "cell", "result": map[string]any{"index": n, "source": "print(1)"}})}})
 		}
@@ -116,10 +116,8 @@ func BenchmarkKeyToFrame(b *testing.B) {
 	var calls eventsMsg
 	for i := 0; i < 500; i++ {
 		id := fmt.Sprintf("k-%d", i)
-		calls = append(calls,
-			engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Session: "s", Tool: "read_cell", Status: engine.CallRunning, Started: t0}},
-			engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Session: "s", Tool: "read_cell", Status: engine.CallOK, Duration: time.Millisecond,
-				Structured: raw(b, map[string]any{"kind": "cell.read", "result": []any{"x"}})}})
+		calls = append(calls, event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: id, Session: "s", Tool: "read_cell", Status: event.CallRunning, Started: t0}}, event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: id, Session: "s", Tool: "read_cell", Status: event.CallOK, Duration: time.Millisecond,
+			Structured: raw(b, map[string]any{"kind": "cell.read", "result": []any{"x"}})}})
 	}
 	m = send(m, calls)
 	keys := []tea.KeyMsg{{Type: tea.KeyUp}, {Type: tea.KeyDown}}

@@ -16,7 +16,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
@@ -58,13 +58,13 @@ func smallPNG(tb testing.TB, seed int) []byte {
 
 // bigNotebookCell is cell i of the benchmark notebook: a few lines of code,
 // a stream output, and on every fourth cell a small PNG.
-func bigNotebookCell(tb testing.TB, i int) engine.CellSnapshot {
+func bigNotebookCell(tb testing.TB, i int) event.CellSnapshot {
 	n := i + 1
-	c := engine.CellSnapshot{ID: fmt.Sprintf("cell-%04d", i), Type: "code", ExecutionCount: &n,
+	c := event.CellSnapshot{ID: fmt.Sprintf("cell-%04d", i), Type: "code", ExecutionCount: &n,
 		Source:  fmt.Sprintf("x%d = %d\nfor j in range(3):\n    print(x%d * j)", i, i, i),
-		Outputs: []engine.OutputSnapshot{{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("0\n%d\n%d\n", i, 2*i)}}}
+		Outputs: []event.OutputSnapshot{{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("0\n%d\n%d\n", i, 2*i)}}}
 	if i%4 == 0 {
-		c.Outputs = append(c.Outputs, engine.OutputSnapshot{Kind: "display_data", MimeType: "image/png", Image: smallPNG(tb, i)})
+		c.Outputs = append(c.Outputs, event.OutputSnapshot{Kind: "display_data", MimeType: "image/png", Image: smallPNG(tb, i)})
 	}
 	return c
 }
@@ -73,7 +73,7 @@ func bigNotebookCell(tb testing.TB, i int) engine.CellSnapshot {
 // one notebook of n cells open and the notebook pane focused.
 func bigNotebookModel(tb testing.TB, n int) Model {
 	tb.Helper()
-	cells := make([]engine.CellSnapshot, n)
+	cells := make([]event.CellSnapshot, n)
 	for i := range cells {
 		cells[i] = bigNotebookCell(tb, i)
 	}
@@ -83,7 +83,7 @@ func bigNotebookModel(tb testing.TB, n int) Model {
 	clock := t0.Add(30 * time.Second)
 	m := NewModel(newFakeBackend(), theme.New(r), Options{Now: func() time.Time { return clock }})
 	m = send(m, tea.WindowSizeMsg{Width: 160, Height: 50})
-	m = send(m, eventsMsg{{Type: engine.EvNotebookOpened, Notebook: &engine.NotebookEvent{
+	m = send(m, eventsMsg{{Type: event.EvNotebookOpened, Notebook: &event.NotebookEvent{
 		Name: "big", Path: "big.ipynb", KernelID: "k-1", Cells: cells}}})
 	m.focus = FocusNotebook
 	_ = m.View()
@@ -176,8 +176,8 @@ func BenchmarkNotebookOutput(b *testing.B) {
 				return func(i int) time.Duration {
 					text += fmt.Sprintf("line %d\n", i)
 					cell.Outputs[0].Text = text[max(0, len(text)-2000):]
-					ev := eventsMsg{{Type: engine.EvNotebookChanged, Notebook: &engine.NotebookEvent{
-						Name: "big", Op: engine.OpOutput, Index: at, Cells: []engine.CellSnapshot{cell}}}}
+					ev := eventsMsg{{Type: event.EvNotebookChanged, Notebook: &event.NotebookEvent{
+						Name: "big", Op: event.OpOutput, Index: at, Cells: []event.CellSnapshot{cell}}}}
 					t := time.Now()
 					m = send(m, ev)
 					_ = m.View()

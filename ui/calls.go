@@ -12,7 +12,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -142,7 +143,7 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 	// duration 7, status 9. Narrow panes drop the session and args.
 	const durW, statusW = 7, 9
 	timeW, sessW := 8, 8
-	if _, ok := m.st.Sessions[engine.WorkbenchSession]; ok {
+	if _, ok := m.st.Sessions[calls.WorkbenchSession]; ok {
 		// Room for the workbench's own session, named whole.
 		sessW = 9
 	}
@@ -202,12 +203,12 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 			mark = "▸"
 		}
 		dur := formatDuration(c.Duration)
-		if c.Status == engine.CallRunning || c.Status == engine.CallHeld {
+		if c.Status == event.CallRunning || c.Status == event.CallHeld {
 			dur = formatDuration(m.clock.Sub(c.Started))
 		}
 		status := m.statusLabel(c.Status)
 		tool := c.Tool
-		own := c.Session == engine.WorkbenchSession
+		own := c.Session == calls.WorkbenchSession
 		if own {
 			// The person's own call (a resend): marked, and in its colour.
 			tool = "↻ " + tool
@@ -227,31 +228,31 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 
 // statusLabel is a call status in its colour. The few labels are styled
 // once each: the calls pane draws one per row on every frame.
-func (m *Model) statusLabel(st engine.CallStatus) string {
+func (m *Model) statusLabel(st event.CallStatus) string {
 	if l, ok := m.vc.labels[st]; ok {
 		return l
 	}
 	s := m.styles
 	var style lipgloss.Style
 	switch st {
-	case engine.CallRunning:
+	case event.CallRunning:
 		style = s.Running
-	case engine.CallOK:
+	case event.CallOK:
 		style = s.OK
-	case engine.CallError:
+	case event.CallError:
 		style = s.Failed
-	case engine.CallCancelled:
+	case event.CallCancelled:
 		style = s.Cancelled
-	case engine.CallHeld:
+	case event.CallHeld:
 		style = s.Held
-	case engine.CallDenied:
+	case event.CallDenied:
 		style = s.Denied
 	default:
 		style = s.Muted
 	}
 	l := style.Render(string(st))
 	if m.vc.labels == nil {
-		m.vc.labels = map[engine.CallStatus]string{}
+		m.vc.labels = map[event.CallStatus]string{}
 	}
 	m.vc.labels[st] = l
 	return l

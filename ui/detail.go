@@ -12,7 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -250,7 +250,7 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	section := func(t string) { add(s.Title.Render(t)) }
 
 	dur := formatDuration(c.Duration)
-	if c.Status == engine.CallRunning || c.Status == engine.CallHeld {
+	if c.Status == event.CallRunning || c.Status == event.CallHeld {
 		dur = formatDuration(m.clock.Sub(c.Started)) + " so far"
 	}
 	session := "  session " + c.Session
@@ -270,13 +270,13 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	if c.Summary != "" {
 		add(c.Summary)
 	}
-	if c.Undoable && c.Status != engine.CallRunning && c.Status != engine.CallHeld {
+	if c.Undoable && c.Status != event.CallRunning && c.Status != event.CallHeld {
 		add(s.Muted.Render("u u undoes its change to the notebook"))
 	}
-	if c.Status == engine.CallHeld {
+	if c.Status == event.CallHeld {
 		add(m.heldLines(c, w)...)
 	}
-	if c.Progress != "" && c.Status == engine.CallRunning {
+	if c.Progress != "" && c.Status == event.CallRunning {
 		add(s.Muted.Render("progress: ") + c.Progress)
 	}
 	if c.Error != "" {
@@ -297,7 +297,7 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 		add(s.Muted.Render(fmt.Sprintf("  … %d bytes of arguments not kept", c.ArgsCut)))
 	}
 
-	if c.Status == engine.CallRunning || c.Status == engine.CallHeld {
+	if c.Status == event.CallRunning || c.Status == event.CallHeld {
 		return wrapAll(out, w), len(out)
 	}
 

@@ -12,7 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
@@ -27,16 +27,16 @@ import (
 
 // exportedCall is one call as copied or exported.
 type exportedCall struct {
-	ID         string            `json:"id"`
-	Session    string            `json:"session"`
-	ResendOf   string            `json:"resendOf,omitempty"` // the call a workbench call resent
-	Tool       string            `json:"tool"`
-	Status     engine.CallStatus `json:"status"`
-	Started    time.Time         `json:"started"`
-	Finished   *time.Time        `json:"finished,omitempty"`
-	DurationMs float64           `json:"durationMs"`
-	Request    exportedRequest   `json:"request"`
-	Result     *exportedResult   `json:"result,omitempty"`
+	ID         string           `json:"id"`
+	Session    string           `json:"session"`
+	ResendOf   string           `json:"resendOf,omitempty"` // the call a workbench call resent
+	Tool       string           `json:"tool"`
+	Status     event.CallStatus `json:"status"`
+	Started    time.Time        `json:"started"`
+	Finished   *time.Time       `json:"finished,omitempty"`
+	DurationMs float64          `json:"durationMs"`
+	Request    exportedRequest  `json:"request"`
+	Result     *exportedResult  `json:"result,omitempty"`
 	// Error is a protocol-level error or the reason the call was refused.
 	Error string `json:"error,omitempty"`
 	// Cut counts the bytes of each part the workbench did not keep (it
@@ -102,7 +102,7 @@ func exportCall(c *observe.Call, known []string) exportedCall {
 	if len(cut) > 0 {
 		e.Cut = cut
 	}
-	if c.Status == engine.CallRunning || c.Status == engine.CallHeld || c.Error != "" {
+	if c.Status == event.CallRunning || c.Status == event.CallHeld || c.Error != "" {
 		// No result: the call has not answered, or failed without one.
 		return e
 	}

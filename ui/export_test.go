@@ -12,23 +12,23 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // secretEvents are two calls whose arguments and results carry secrets:
 // a Jupyter token in a URL and an argument, and the workbench's own token
 // printed by a cell.
-func secretEvents(t *testing.T, wbToken string) []engine.Event {
+func secretEvents(t *testing.T, wbToken string) []event.Event {
 	ok := true
-	return []engine.Event{
-		{Seq: 100, Time: t0.Add(40 * time.Second), Type: engine.EvCallFinished, Call: &engine.CallEvent{
-			ID: "s1", Session: "sess-7f3a", Tool: "connect_to_jupyter", Status: engine.CallOK, Started: t0.Add(39 * time.Second), Duration: 1500 * time.Millisecond,
+	return []event.Event{
+		{Seq: 100, Time: t0.Add(40 * time.Second), Type: event.EvCallFinished, Call: &event.CallEvent{
+			ID: "s1", Session: "sess-7f3a", Tool: "connect_to_jupyter", Status: event.CallOK, Started: t0.Add(39 * time.Second), Duration: 1500 * time.Millisecond,
 			Args:       raw(t, map[string]any{"jupyter_url": "http://lab:8888/?token=jup-arg-secret-1", "jupyter_token": "jup-arg-secret-2"}),
 			Text:       "Connected to http://lab:8888/?token=jup-result-secret-3",
 			Structured: raw(t, map[string]any{"kind": "message", "result": "connected", "token": "jup-structured-secret-4", "z_first": 1, "a_second": []any{"Bearer jup-bearer-secret-5"}}),
 			SchemaOK:   &ok}},
-		{Seq: 101, Time: t0.Add(45 * time.Second), Type: engine.EvCallFinished, Call: &engine.CallEvent{
-			ID: "s2", Session: "sess-9b1c", Tool: "execute_cell", Status: engine.CallOK, Started: t0.Add(44 * time.Second), Duration: 20 * time.Millisecond,
+		{Seq: 101, Time: t0.Add(45 * time.Second), Type: event.EvCallFinished, Call: &event.CallEvent{
+			ID: "s2", Session: "sess-9b1c", Tool: "execute_cell", Status: event.CallOK, Started: t0.Add(44 * time.Second), Duration: 20 * time.Millisecond,
 			Args: raw(t, map[string]any{"cell_index": 0}),
 			Text: "the server's key is " + wbToken + "!", Images: 1}},
 	}
@@ -114,7 +114,7 @@ func TestExportWritesTheShownCallsRedacted(t *testing.T) {
 	if err := json.Unmarshal(mustLine(t, data, 6), &s1); err != nil {
 		t.Fatal(err)
 	}
-	if s1.Request.Method != "tools/call" || s1.Request.Params.Name != "connect_to_jupyter" || s1.Session != "sess-7f3a" || s1.Status != engine.CallOK || s1.DurationMs != 1500 {
+	if s1.Request.Method != "tools/call" || s1.Request.Params.Name != "connect_to_jupyter" || s1.Session != "sess-7f3a" || s1.Status != event.CallOK || s1.DurationMs != 1500 {
 		t.Fatalf("s1 %+v", s1)
 	}
 	var args map[string]string
@@ -131,7 +131,7 @@ func TestExportWritesTheShownCallsRedacted(t *testing.T) {
 	}
 	var c6 exportedCall // held: no result yet
 	json.Unmarshal(mustLine(t, data, 5), &c6)
-	if c6.Status != engine.CallHeld || c6.Result != nil || c6.Finished != nil {
+	if c6.Status != event.CallHeld || c6.Result != nil || c6.Finished != nil {
 		t.Fatalf("held call exported as %+v", c6)
 	}
 	var s2 exportedCall

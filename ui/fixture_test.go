@@ -15,7 +15,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/eventtest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
@@ -36,17 +37,17 @@ var t0 = eventtest.T0
 type fakeBackend struct {
 	mu         sync.Mutex
 	info       observe.HeaderInfo
-	events     chan engine.Event
+	events     chan event.Event
 	interrupts []string
 	cancels    []string
 	paused     []bool
 	decisions  []string
 	verdicts   []string
-	settleErr  error // what Settle answers
+	settleErr  error // what Decide answers a verdict with more to say
 	revokes    int
 	undos      []string
 	undoErr    error // what Undo answers
-	resends    []engine.Resend
+	resends    []calls.Resend
 	resendErr  error // what Resend answers
 	noResend   error // what CanResend answers
 }
@@ -59,12 +60,12 @@ func newFakeBackend() *fakeBackend {
 			JupyterURL: "http://127.0.0.1:8888/",
 			Mode:       "workbench",
 		},
-		events: make(chan engine.Event, 16),
+		events: make(chan event.Event, 16),
 	}
 }
 
-func (f *fakeBackend) Subscribe() (<-chan engine.Event, func()) { return f.events, func() {} }
-func (f *fakeBackend) Info() observe.HeaderInfo                 { return f.info }
+func (f *fakeBackend) Subscribe() (<-chan event.Event, func()) { return f.events, func() {} }
+func (f *fakeBackend) Info() observe.HeaderInfo                { return f.info }
 func (f *fakeBackend) InterruptKernel(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -83,20 +84,20 @@ func (f *fakeBackend) SetPaused(p bool) error {
 	f.paused = append(f.paused, p)
 	return nil
 }
-func (f *fakeBackend) Decide(id string, allow bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	verdict := "deny"
-	if allow {
-		verdict = "allow"
-	}
-	f.decisions = append(f.decisions, id+":"+verdict)
-	return nil
-}
 
-func (f *fakeBackend) Settle(id string, v engine.Verdict) error {
+// Decide keeps a plain allow or deny in decisions, a verdict with more to
+// say in verdicts (and answers settleErr).
+func (f *fakeBackend) Decide(id string, v calls.Verdict) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if v.Plain() {
+		verdict := "deny"
+		if v.Allow {
+			verdict = "allow"
+		}
+		f.decisions = append(f.decisions, id+":"+verdict)
+		return nil
+	}
 	f.verdicts = append(f.verdicts, id+":"+verdictString(v))
 	return f.settleErr
 }
@@ -114,7 +115,7 @@ func (f *fakeBackend) Undo(id string) error {
 }
 
 func (f *fakeBackend) CanResend() error { return f.noResend }
-func (f *fakeBackend) Resend(r engine.Resend) error {
+func (f *fakeBackend) Resend(r calls.Resend) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resends = append(f.resends, r)
@@ -122,7 +123,7 @@ func (f *fakeBackend) Resend(r engine.Resend) error {
 }
 
 // verdictString is a verdict as the tests compare it.
-func verdictString(v engine.Verdict) string {
+func verdictString(v calls.Verdict) string {
 	s := "deny"
 	if v.Allow {
 		s = "allow"
@@ -150,13 +151,13 @@ func asciiStyles() theme.Styles {
 
 // newTestModel returns a model at w×h on a fixed clock with the scenario
 // applied.
-func newTestModel(t *testing.T, b Backend, w, h int, evs []engine.Event) Model {
+func newTestModel(t *testing.T, b Backend, w, h int, evs []event.Event) Model {
 	t.Helper()
 	return newStyledModel(t, b, asciiStyles(), w, h, evs)
 }
 
 // newStyledModel is newTestModel drawing with styles.
-func newStyledModel(t *testing.T, b Backend, styles theme.Styles, w, h int, evs []engine.Event) Model {
+func newStyledModel(t *testing.T, b Backend, styles theme.Styles, w, h int, evs []event.Event) Model {
 	t.Helper()
 	m := NewModel(b, styles, Options{Now: func() time.Time { return t0.Add(30 * time.Second) }})
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
@@ -233,4 +234,4 @@ func raw(t testing.TB, v any) json.RawMessage { return eventtest.JSON(t, v) }
 // scenario is the shared session of internal/eventtest: an agent opens a
 // notebook, lists files (with a cache hint), edits and runs cells, one call
 // fails, one runs, one is held for approval.
-func scenario(t testing.TB) []engine.Event { return eventtest.Scenario(t) }
+func scenario(t testing.TB) []event.Event { return eventtest.Scenario(t) }

@@ -8,7 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -19,21 +19,21 @@ import (
 func TestFloodStaysBounded(t *testing.T) {
 	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
 	const lines = 200_000
-	events := make(chan engine.Event, 1024)
+	events := make(chan event.Event, 1024)
 	go func() {
 		defer close(events)
 		for i := 0; i < lines; i++ {
-			events <- engine.Event{Type: engine.EvExecOutput, Exec: &engine.ExecEvent{ID: "x1",
-				Output: &engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("line %d\n", i)}}}
+			events <- event.Event{Type: event.EvExecOutput, Exec: &event.ExecEvent{ID: "x1",
+				Output: &event.OutputSnapshot{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("line %d\n", i)}}}
 			if i%200 == 0 {
 				// The notebook cell grows too: the engine sends the cell
 				// as it now is (bounded on its side, but large).
-				events <- engine.Event{Type: engine.EvNotebookChanged, Notebook: &engine.NotebookEvent{Name: "sales", Op: engine.OpOutput, Index: 3,
-					Cells: []engine.CellSnapshot{{ID: "f3a4b5c6", Type: "code", Source: "flood()", OutputsOmitted: i,
-						Outputs: []engine.OutputSnapshot{{Kind: "stream", Name: "stdout", Text: strings.Repeat("x\n", 20_000)}}}}}}
+				events <- event.Event{Type: event.EvNotebookChanged, Notebook: &event.NotebookEvent{Name: "sales", Op: event.OpOutput, Index: 3,
+					Cells: []event.CellSnapshot{{ID: "f3a4b5c6", Type: "code", Source: "flood()", OutputsOmitted: i,
+						Outputs: []event.OutputSnapshot{{Kind: "stream", Name: "stdout", Text: strings.Repeat("x\n", 20_000)}}}}}}
 				id := fmt.Sprintf("flood-%d", i)
-				events <- engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Tool: "read_cell", Session: "s", Status: engine.CallRunning, Started: t0}}
-				events <- engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Tool: "read_cell", Session: "s", Status: engine.CallOK, Text: strings.Repeat("t", 100_000)}}
+				events <- event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: id, Tool: "read_cell", Session: "s", Status: event.CallRunning, Started: t0}}
+				events <- event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: id, Tool: "read_cell", Session: "s", Status: event.CallOK, Text: strings.Repeat("t", 100_000)}}
 			}
 		}
 	}()
@@ -116,12 +116,12 @@ func TestFloodStaysBounded(t *testing.T) {
 // waiting for a full batch.
 func TestBridgeFlushesLoneEvent(t *testing.T) {
 	t.Parallel()
-	events := make(chan engine.Event)
+	events := make(chan event.Event)
 	got := make(chan tea.Msg, 4)
 	done := make(chan struct{})
 	defer close(done)
 	go bridge(events, func(msg tea.Msg) { got <- msg }, done)
-	events <- engine.Event{Type: engine.EvMissed, Missed: 3}
+	events <- event.Event{Type: event.EvMissed, Missed: 3}
 	select {
 	case msg := <-got:
 		if b, ok := msg.(eventsMsg); !ok || len(b) != 1 {

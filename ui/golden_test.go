@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
@@ -164,7 +164,7 @@ func TestTooSmall(t *testing.T) {
 		}
 	}
 	// The held call is selected; y would allow it, unseen.
-	if c := m.selectedCall(); c == nil || c.Status != engine.CallHeld {
+	if c := m.selectedCall(); c == nil || c.Status != event.CallHeld {
 		t.Fatalf("selected %+v, want the held call", c)
 	}
 	m, cmd := pressKey(m, "y")

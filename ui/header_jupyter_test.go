@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // The header says when the managed Jupyter server is being restarted, with
@@ -13,14 +13,14 @@ import (
 func TestHeaderShowsJupyterRestarting(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 160, 24, scenario(t))
-	m = send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{
+	m = send(m, eventsMsg{{Type: event.EvServerState, Server: &event.ServerEvent{
 		Jupyter: "restarting", JupyterAttempt: 3, JupyterCause: "killed by SIGKILL", JupyterProblem: "port 8888 is taken by another program",
 	}}})
 	header := strings.SplitN(m.View(), "\n", 3)
 	if got := header[0] + header[1]; !strings.Contains(got, "jupyter restarting (attempt 3)…") || !strings.Contains(got, "port 8888 is taken") {
 		t.Errorf("header while restarting:\n%s\n%s", header[0], header[1])
 	}
-	m = send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{}}})
+	m = send(m, eventsMsg{{Type: event.EvServerState, Server: &event.ServerEvent{}}})
 	if strings.Contains(m.View(), "restarting") {
 		t.Error("the header still says restarting once the server is up")
 	}
@@ -32,17 +32,17 @@ func TestHeaderShowsJupyterRestarting(t *testing.T) {
 func TestHeaderShowsJupyterStarting(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 160, 24, nil)
-	m = send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{Jupyter: engine.JupyterStarting}}})
+	m = send(m, eventsMsg{{Type: event.EvServerState, Server: &event.ServerEvent{Jupyter: event.JupyterStarting}}})
 	header := strings.SplitN(m.View(), "\n", 3)
 	if got := header[1]; !strings.Contains(got, "jupyter starting…") {
 		t.Errorf("header while starting:\n%s\n%s", header[0], header[1])
 	}
-	up := send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{}}})
+	up := send(m, eventsMsg{{Type: event.EvServerState, Server: &event.ServerEvent{}}})
 	if v := up.View(); strings.Contains(v, "starting") {
 		t.Errorf("the header still says starting once the server is up:\n%s", v)
 	}
-	failed := send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{
-		Jupyter: engine.JupyterFailed, JupyterProblem: "ModuleNotFoundError: No module named 'jupyter_server'\n(exited with status 1)",
+	failed := send(m, eventsMsg{{Type: event.EvServerState, Server: &event.ServerEvent{
+		Jupyter: event.JupyterFailed, JupyterProblem: "ModuleNotFoundError: No module named 'jupyter_server'\n(exited with status 1)",
 	}}})
 	header = strings.SplitN(failed.View(), "\n", 3)
 	if got := header[1]; !strings.Contains(got, "jupyter failed to start: ModuleNotFoundError: No module named 'jupyter_server' (exited") || strings.Contains(got, "starting…") {

@@ -12,7 +12,8 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
@@ -144,7 +145,7 @@ func (m Model) handleEditorKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 			if reason == "" {
 				what = "denied " + tool
 			}
-			return m, m.settleCmd(id, engine.Verdict{Reason: reason}, what)
+			return m, m.settleCmd(id, calls.Verdict{Reason: reason}, what)
 		}
 		h.reason, cmd = h.reason.Update(msg)
 	case editArgs:
@@ -162,7 +163,7 @@ func (m Model) handleEditorKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 			if h.resend {
 				return m, m.resendCmd(h.callID, h.tool, json.RawMessage(text))
 			}
-			return m, m.settleCmd(h.callID, engine.Verdict{Allow: true, Args: json.RawMessage(text)}, "allowed "+h.tool+" with edited arguments")
+			return m, m.settleCmd(h.callID, calls.Verdict{Allow: true, Args: json.RawMessage(text)}, "allowed "+h.tool+" with edited arguments")
 		case tea.KeyCtrlO:
 			cmd := m.externalEditCmd()
 			return m, cmd
@@ -181,10 +182,10 @@ func jsonProblem(text string) string {
 }
 
 // settleCmd sends a verdict for a held call.
-func (m Model) settleCmd(callID string, v engine.Verdict, what string) tea.Cmd {
+func (m Model) settleCmd(callID string, v calls.Verdict, what string) tea.Cmd {
 	b := m.backend
 	return func() tea.Msg {
-		return settledMsg{callID: callID, what: what, edit: v.Args != nil, err: b.Settle(callID, v)}
+		return settledMsg{callID: callID, what: what, edit: v.Args != nil, err: b.Decide(callID, v)}
 	}
 }
 
@@ -267,7 +268,7 @@ func (m *Model) heldGone() {
 	if !m.editing() || m.held.resend {
 		return
 	}
-	if c := m.st.Call(m.held.callID); c == nil || c.Status != engine.CallHeld {
+	if c := m.st.Call(m.held.callID); c == nil || c.Status != event.CallHeld {
 		m.held = heldEditor{}
 		m.status, m.statusErr = "the call is no longer held: the input was closed", true
 	}
@@ -368,15 +369,15 @@ func diffLines(m *Model, diff string) []string {
 }
 
 // previewCellLines draws one cell of a preview: its role, place and source.
-func (m *Model) previewCellLines(c engine.PreviewCell) []string {
+func (m *Model) previewCellLines(c event.PreviewCell) []string {
 	s := m.styles
 	mark, style := "  ", s.Muted
 	switch c.Role {
-	case engine.PreviewCellNew:
+	case event.PreviewCellNew:
 		mark, style = "+ ", s.DiffAdd
-	case engine.PreviewCellGone:
+	case event.PreviewCellGone:
 		mark, style = "✗ ", s.DiffDel
-	case engine.PreviewCellMoved:
+	case event.PreviewCellMoved:
 		mark, style = "↕ ", s.DiffHunk
 	}
 	head := fmt.Sprintf("%s%d [%s]", mark, c.Index, c.Type)
@@ -384,11 +385,11 @@ func (m *Model) previewCellLines(c engine.PreviewCell) []string {
 		head += " · " + c.ID
 	}
 	switch c.Role {
-	case engine.PreviewCellNew:
+	case event.PreviewCellNew:
 		head += " · new"
-	case engine.PreviewCellGone:
+	case event.PreviewCellGone:
 		head += " · would be deleted"
-	case engine.PreviewCellContext:
+	case event.PreviewCellContext:
 		head += " · neighbour"
 	}
 	out := []string{"  " + style.Render(head)}
@@ -400,7 +401,7 @@ func (m *Model) previewCellLines(c engine.PreviewCell) []string {
 			break
 		}
 		line := expandTabs(l)
-		if c.Role == engine.PreviewCellContext {
+		if c.Role == event.PreviewCellContext {
 			line = s.Muted.Render(line)
 		}
 		out = append(out, "    "+style.Render("│")+" "+line)
@@ -419,7 +420,7 @@ func (m *Model) highlighted(callID, code, language string) []string {
 }
 
 // allowedList names the tools allowed for a session, for the header.
-func allowedList(allowed []engine.AllowedTool) string {
+func allowedList(allowed []event.AllowedTool) string {
 	parts := make([]string, len(allowed))
 	for i, a := range allowed {
 		parts[i] = a.Tool + "@" + short(a.Session, 8)

@@ -8,7 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
 
@@ -16,7 +16,7 @@ func TestHeldCallKeys(t *testing.T) {
 	t.Parallel()
 	b := newFakeBackend()
 	m := newTestModel(t, b, 100, 30, scenario(t))
-	if c := m.selectedCall(); c.Status != engine.CallHeld {
+	if c := m.selectedCall(); c.Status != event.CallHeld {
 		t.Fatalf("selected %s is %s, want the held call", c.Tool, c.Status)
 	}
 	for name, k := range map[string]bool{"a": m.keys.AllowSession.Enabled(), "N": m.keys.DenyReason.Enabled(), "e": m.keys.EditArgs.Enabled()} {
@@ -96,8 +96,8 @@ func TestHeldCallKeys(t *testing.T) {
 
 	// A: offered once a tool is allowed, listed in the header.
 	m = send(m, tea.WindowSizeMsg{Width: 160, Height: 30})
-	m = send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{ApprovalMode: "all",
-		Allowed: []engine.AllowedTool{{Session: "sess-7f3a", Tool: "execute_code"}}}}})
+	m = send(m, eventsMsg{{Type: event.EvServerState, Server: &event.ServerEvent{ApprovalMode: "all",
+		Allowed: []event.AllowedTool{{Session: "sess-7f3a", Tool: "execute_code"}}}}})
 	if !m.keys.RevokeAll.Enabled() || !strings.Contains(ansi.Strip(m.View()), "allowed execute_code@sess-7f3") {
 		t.Fatalf("allowed tools not shown:\n%s", ansi.Strip(m.View()))
 	}
@@ -116,7 +116,7 @@ func TestHeldEditorClosesWhenTheCallGoes(t *testing.T) {
 	if m.held.mode != editArgs {
 		t.Fatal("no editor")
 	}
-	m = send(m, eventsMsg{{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c6", Status: engine.CallDenied, Error: "timed out"}}})
+	m = send(m, eventsMsg{{Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c6", Status: event.CallDenied, Error: "timed out"}}})
 	if m.held.mode != editNone || !strings.Contains(m.status, "no longer held") {
 		t.Fatalf("editor still open (%v) or unexplained (%q)", m.held.mode, m.status)
 	}
@@ -128,10 +128,8 @@ func TestHeldPreviewColours(t *testing.T) {
 	t.Parallel()
 	styles := colourStyles()
 	b := newFakeBackend()
-	evs := append(scenario(t),
-		engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c7", Session: "sess-7f3a", Tool: "edit_cell_source", Status: engine.CallRunning}},
-		engine.Event{Type: engine.EvCallHeld, Call: &engine.CallEvent{ID: "c7", Status: engine.CallHeld, Preview: &engine.CallPreview{
-			What: "edit the source of cell 1", Diff: "--- a/cell[1]\n+++ b/cell[1]\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"}}},
+	evs := append(scenario(t), event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c7", Session: "sess-7f3a", Tool: "edit_cell_source", Status: event.CallRunning}}, event.Event{Type: event.EvCallHeld, Call: &event.CallEvent{ID: "c7", Status: event.CallHeld, Preview: &event.CallPreview{
+		What: "edit the source of cell 1", Diff: "--- a/cell[1]\n+++ b/cell[1]\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"}}},
 	)
 	m := newStyledModel(t, b, styles, 120, 40, evs)
 	v := m.View()

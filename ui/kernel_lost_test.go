@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -15,8 +15,8 @@ func TestKernelLostShown(t *testing.T) {
 	t.Parallel()
 	evs := scenario(t)
 	last := evs[len(evs)-1]
-	evs = append(evs, engine.Event{Seq: last.Seq + 1, Time: last.Time.Add(time.Second), Type: engine.EvKernelLost,
-		Kernel: &engine.KernelEvent{ID: "k-5e6f7a8b9c", State: "dead", Lost: engine.KernelShutDown.String()}})
+	evs = append(evs, event.Event{Seq: last.Seq + 1, Time: last.Time.Add(time.Second), Type: event.EvKernelLost,
+		Kernel: &event.KernelEvent{ID: "k-5e6f7a8b9c", State: "dead", Lost: event.KernelShutDown.String()}})
 	src := observe.NewState(nil)
 	for _, ev := range evs {
 		src.Apply(ev)
@@ -27,7 +27,7 @@ func TestKernelLostShown(t *testing.T) {
 			line = r
 		}
 	}
-	if line == nil || line.Status != engine.CallError || !strings.Contains(line.Text, "notebook sales") || !strings.Contains(line.Text, "shut down from outside") {
+	if line == nil || line.Status != event.CallError || !strings.Contains(line.Text, "notebook sales") || !strings.Contains(line.Text, "shut down from outside") {
 		t.Fatalf("timeline line %+v", line)
 	}
 	if k := src.Kernels["k-5e6f7a8b9c"]; k.Lost != "shut down from outside" || k.State != "dead" || k.Name != "python3" {

@@ -12,7 +12,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
@@ -48,7 +49,7 @@ func (f Focus) String() string {
 // Messages.
 type (
 	// eventsMsg is a batch of engine events from the bridge.
-	eventsMsg []engine.Event
+	eventsMsg []event.Event
 	// feedClosedMsg says the event stream ended.
 	feedClosedMsg struct{}
 	// tickMsg advances the clock once a second (elapsed times, cache TTLs).
@@ -406,19 +407,19 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 			return m, m.startResend(c)
 		}
 	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
-		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
+		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
 			return m, m.decideCmd(c.ID, key.Matches(msg, k.Approve))
 		}
 	case key.Matches(msg, k.AllowSession):
-		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
-			return m, m.settleCmd(c.ID, engine.Verdict{Allow: true, ForSession: true}, "allowed "+c.Tool+" for session "+short(c.Session, 8))
+		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
+			return m, m.settleCmd(c.ID, calls.Verdict{Allow: true, ForSession: true}, "allowed "+c.Tool+" for session "+short(c.Session, 8))
 		}
 	case key.Matches(msg, k.DenyReason):
-		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
+		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
 			return m, m.startReason(c)
 		}
 	case key.Matches(msg, k.EditArgs):
-		if c := m.selectedCall(); c != nil && c.Status == engine.CallHeld {
+		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
 			return m, m.startEdit(c)
 		}
 	case key.Matches(msg, k.RevokeAll):
@@ -456,7 +457,7 @@ func (m Model) press(kind pendingKind) (Model, tea.Cmd) {
 		target = m.interruptTarget()
 		what = "press i again to interrupt kernel " + short(target, 8)
 	case pendingCancel:
-		if c := m.selectedCall(); c != nil && (c.Status == engine.CallRunning || c.Status == engine.CallHeld) {
+		if c := m.selectedCall(); c != nil && (c.Status == event.CallRunning || c.Status == event.CallHeld) {
 			target = c.ID
 			what = "press x again to cancel " + c.Tool
 		}
@@ -518,7 +519,7 @@ func (m Model) decideCmd(callID string, allow bool) tea.Cmd {
 	if allow {
 		what = "allowed call " + callID
 	}
-	return func() tea.Msg { return actionDoneMsg{what, b.Decide(callID, allow)} }
+	return func() tea.Msg { return actionDoneMsg{what, b.Decide(callID, calls.Verdict{Allow: allow})} }
 }
 
 func (m Model) copyTokenCmd() tea.Cmd {
@@ -571,14 +572,14 @@ func (m *Model) updateKeys() {
 		b.SetEnabled(true)
 	}
 	c := m.selectedCall()
-	held := c != nil && c.Status == engine.CallHeld
+	held := c != nil && c.Status == event.CallHeld
 	k.Approve.SetEnabled(held)
 	k.Deny.SetEnabled(held)
 	k.AllowSession.SetEnabled(held)
 	k.DenyReason.SetEnabled(held)
 	k.EditArgs.SetEnabled(held && c.Editable)
 	k.RevokeAll.SetEnabled(len(m.st.Server.Allowed) > 0)
-	k.Cancel.SetEnabled(c != nil && (c.Status == engine.CallRunning || held))
+	k.Cancel.SetEnabled(c != nil && (c.Status == event.CallRunning || held))
 	k.Interrupt.SetEnabled(m.interruptTarget() != "")
 	k.Undo.SetEnabled(m.undoTarget() != nil)
 	k.Resend.SetEnabled(m.resendTarget() != nil)
@@ -691,9 +692,9 @@ func (m *Model) headerView() string {
 	running, held := 0, 0
 	for _, c := range m.st.Calls {
 		switch c.Status {
-		case engine.CallRunning:
+		case event.CallRunning:
 			running++
-		case engine.CallHeld:
+		case event.CallHeld:
 			held++
 		}
 	}
@@ -708,9 +709,9 @@ func (m *Model) headerView() string {
 	// same place.
 	switch srv := m.st.Server; srv.Jupyter {
 	case "":
-	case engine.JupyterStarting:
+	case event.JupyterStarting:
 		stats = append(stats, s.Warning.Render("jupyter starting…"))
-	case engine.JupyterFailed:
+	case event.JupyterFailed:
 		stats = append(stats, s.Error.Render("jupyter failed to start: "+oneLine(srv.JupyterProblem)))
 	default:
 		down := fmt.Sprintf("jupyter %s (attempt %d)…", srv.Jupyter, srv.JupyterAttempt)
@@ -727,7 +728,7 @@ func (m *Model) headerView() string {
 	if m.st.Server.Paused {
 		stats = append(stats, s.Warning.Render("PAUSED: new calls wait"))
 	}
-	if mode := m.st.Server.ApprovalMode; mode != "" && mode != engine.ApproveOff {
+	if mode := m.st.Server.ApprovalMode; mode != "" && mode != calls.ApproveOff {
 		stats = append(stats, kv("approval", mode))
 	}
 	if len(m.st.Server.Allowed) > 0 {

@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -179,7 +179,7 @@ func TestSearchNextMatch(t *testing.T) {
 	m = keys(m, "tab", "tab", "tab", "/", "esc", "/")
 	m = typeText(m, "status:held|error")
 	m = keys(m, "enter")
-	if m.selectedCall().Status != engine.CallHeld {
+	if m.selectedCall().Status != event.CallHeld {
 		t.Fatalf("selected %v, want the held call", m.selectedCall().Status)
 	}
 	if m.keys.NextMatch.Enabled() {
@@ -288,7 +288,7 @@ func TestPauseToggles(t *testing.T) {
 	m, cmd := pressKey(m, "p")
 	m = run(t, m, cmd)
 	// The engine confirms with a server event; the key then resumes.
-	m = send(m, eventsMsg{{Type: engine.EvServerState, Server: &engine.ServerEvent{Paused: true, ApprovalMode: "destructive"}}})
+	m = send(m, eventsMsg{{Type: event.EvServerState, Server: &event.ServerEvent{Paused: true, ApprovalMode: "destructive"}}})
 	if !strings.Contains(m.View(), "PAUSED") {
 		t.Error("the header should say new calls are paused")
 	}
@@ -306,7 +306,7 @@ func TestApproveAndDenyHeldCall(t *testing.T) {
 	t.Parallel()
 	b := newFakeBackend()
 	m := newTestModel(t, b, 80, 24, scenario(t))
-	if c := m.selectedCall(); c.Status != engine.CallHeld {
+	if c := m.selectedCall(); c.Status != event.CallHeld {
 		t.Fatalf("selected %s is %s, want the held call", c.Tool, c.Status)
 	}
 	if !m.keys.Approve.Enabled() || !m.keys.Deny.Enabled() {

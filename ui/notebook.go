@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -61,12 +61,12 @@ func (p *notebookPane) follow(m *Model, evs eventsMsg) {
 	if m.focus != FocusNotebook {
 		for i := len(evs) - 1; i >= 0; i-- {
 			ev := evs[i]
-			if ev.Notebook == nil || ev.Type == engine.EvNotebookClosed {
+			if ev.Notebook == nil || ev.Type == event.EvNotebookClosed {
 				continue
 			}
 			if nb := m.st.Notebooks[ev.Notebook.Name]; nb != nil {
 				p.name = nb.Name
-				changed := ev.Type == engine.EvNotebookChanged || ev.Type == engine.EvNotebookOutsideEdit
+				changed := ev.Type == event.EvNotebookChanged || ev.Type == event.EvNotebookOutsideEdit
 				if at := nb.IndexOf(nb.LastCellID); at >= 0 && changed {
 					p.cell = at
 				}
@@ -338,7 +338,7 @@ func (m *Model) outputLines(o observe.Output, w int) []string {
 // outputText is the text the notebook pane draws for a text output, before
 // layout: the output model's text, then the note saying where it was cut,
 // exactly as the agent reads it (but for the colours kept here).
-func outputText(o *engine.OutputSnapshot) string {
+func outputText(o *event.OutputSnapshot) string {
 	if o.Cut == nil {
 		return o.Text
 	}

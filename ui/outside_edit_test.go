@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -16,9 +16,9 @@ func TestOutsideEditShown(t *testing.T) {
 	evs := scenario(t)
 	last := evs[len(evs)-1]
 	at := last.Time.Add(time.Second)
-	evs = append(evs, engine.Event{Seq: last.Seq + 1, Time: at, Type: engine.EvNotebookOutsideEdit,
-		Notebook: &engine.NotebookEvent{Name: "sales", Path: "sales.ipynb", At: at, Changes: []engine.CellChange{
-			{ID: "e5f6a7b8", Index: 1, Change: engine.CellEdited}, {ID: "ffee0011", Index: 3, Change: engine.CellAdded},
+	evs = append(evs, event.Event{Seq: last.Seq + 1, Time: at, Type: event.EvNotebookOutsideEdit,
+		Notebook: &event.NotebookEvent{Name: "sales", Path: "sales.ipynb", At: at, ChangedCells: []event.ChangedCell{
+			{ID: "e5f6a7b8", Index: 1, How: event.CellEdited}, {ID: "ffee0011", Index: 3, How: event.CellAdded},
 		}}})
 	src := observe.NewState(nil)
 	for _, ev := range evs {

@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
@@ -51,9 +51,10 @@ func (c *cached[K]) get(key K, draw func() string) string {
 	return c.out
 }
 
-// paneKey names what a pane's drawing depends on. Panes fill the fields
-// they read and leave the others zero.
-type paneKey struct {
+// paneFrame is what every pane's drawing depends on besides the state it
+// shows: its size and focus, the person's last change, and the times it
+// shows.
+type paneFrame struct {
 	w, h    int
 	focused bool
 	// ui changes with every message that is not an engine event: keys,
@@ -63,12 +64,49 @@ type paneKey struct {
 	// times are the elapsed times the pane shows, as drawn; clock is the
 	// drawing time in nanoseconds when the pane shows a countdown, else
 	// zero.
-	times      string
-	clock      int64
-	v1, v2, v3 uint64 // versions of the parts of the state the pane shows
-	s1, s2     string // selections that engine events move
-	n1, n2     int
-	b1         bool
+	times string
+	clock int64
+}
+
+// callsPaneKey names what the calls pane shows.
+type callsPaneKey struct {
+	paneFrame
+	callsVer uint64
+	selected string
+	offset   int
+	follow   bool
+}
+
+// execsPaneKey names what the executions pane shows.
+type execsPaneKey struct {
+	paneFrame
+	execsVer, kernelsVer uint64
+	selected             string
+}
+
+// detailPaneKey names what the detail pane shows.
+type detailPaneKey struct {
+	paneFrame
+	callsVer       uint64
+	callID         string
+	version        string // what the detail tree was built from
+	cursor, offset int
+}
+
+// notebookPaneKey names what the notebook pane shows.
+type notebookPaneKey struct {
+	paneFrame
+	notebooksVer, kernelsVer uint64
+	name                     string
+	cell                     int
+	notebookVer              uint64 // the notebook shown
+	actedOn                  string // the cell the selected call acted on
+}
+
+// statsKey names what the stats view shows.
+type statsKey struct {
+	paneFrame
+	callsVer, serverVer uint64
 }
 
 // headerKey names what the header shows.
@@ -100,16 +138,19 @@ type footerKey struct {
 // viewCache is shared by every copy of a Model (bubbletea passes the model
 // by value), so what one View drew serves the next.
 type viewCache struct {
-	gen                            uint64 // source of Model.uiVer
-	header                         cached[headerKey]
-	footer                         cached[footerKey]
-	calls, detail, notebook, execs cached[paneKey]
+	gen      uint64 // source of Model.uiVer
+	header   cached[headerKey]
+	footer   cached[footerKey]
+	calls    cached[callsPaneKey]
+	detail   cached[detailPaneKey]
+	notebook cached[notebookPaneKey]
+	execs    cached[execsPaneKey]
 	// cells are the notebook pane's cells as drawn (notebook.go).
 	cells map[cellSlot]cellDrawing
 
-	labels map[engine.CallStatus]string // call statuses in their colours
-	vis    visCache                     // the calls the search lets through (search.go)
-	stats  cached[paneKey]              // the stats view (stats.go)
+	labels map[event.CallStatus]string // call statuses in their colours
+	vis    visCache                    // the calls the search lets through (search.go)
+	stats  cached[statsKey]            // the stats view (stats.go)
 
 	// The diff of a resent call's result with its original's (resend.go).
 	resendKey, resendDiff string
@@ -179,7 +220,7 @@ func (m Model) View() string {
 		body = strings.Split(m.helpView(m.width, m.height-l.headerH-l.footerH), "\n")
 	case m.showStats:
 		bh := m.height - l.headerH - l.footerH
-		body = strings.Split(vc.stats.get(paneKey{w: m.width, h: bh, ui: m.uiVer, v1: m.st.CallsVer, v2: m.st.ServerVer}, func() string {
+		body = strings.Split(vc.stats.get(statsKey{paneFrame{w: m.width, h: bh, ui: m.uiVer}, m.st.CallsVer, m.st.ServerVer}, func() string {
 			return strings.Join(m.statsLines(m.width, bh), "\n")
 		}), "\n")
 	case m.zoomed:
@@ -314,7 +355,7 @@ func (m *Model) clockIf(shows bool) int64 {
 }
 
 func active(c *observe.Call) bool {
-	return c.Status == engine.CallRunning || c.Status == engine.CallHeld
+	return c.Status == event.CallRunning || c.Status == event.CallHeld
 }
 
 // The calls and executions panes show elapsed times of what runs; their
@@ -322,7 +363,7 @@ func active(c *observe.Call) bool {
 // changes (every millisecond under a second, every tenth of a second under
 // a minute), not on every frame.
 
-func (m *Model) callsKey(l layout) paneKey {
+func (m *Model) callsKey(l layout) callsPaneKey {
 	vis := m.calls.visible(m)
 	var times []byte
 	for _, c := range vis[min(m.calls.offset, len(vis)):min(m.calls.offset+l.callsH, len(vis))] {
@@ -330,22 +371,22 @@ func (m *Model) callsKey(l layout) paneKey {
 			times = append(append(times, formatDuration(m.clock.Sub(c.Started))...), ' ')
 		}
 	}
-	return paneKey{w: l.leftW, h: l.callsH, focused: m.focus == FocusCalls, ui: m.uiVer, times: string(times),
-		v1: m.st.CallsVer, s1: m.calls.selected, n1: m.calls.offset, b1: m.calls.follow}
+	return callsPaneKey{paneFrame: paneFrame{w: l.leftW, h: l.callsH, focused: m.focus == FocusCalls, ui: m.uiVer, times: string(times)},
+		callsVer: m.st.CallsVer, selected: m.calls.selected, offset: m.calls.offset, follow: m.calls.follow}
 }
 
-func (m *Model) execsKey(l layout) paneKey {
+func (m *Model) execsKey(l layout) execsPaneKey {
 	var times []byte
 	for _, x := range m.st.Execs {
 		if x.Running() {
 			times = append(append(times, formatDuration(m.clock.Sub(x.Started))...), ' ')
 		}
 	}
-	return paneKey{w: l.leftW, h: l.execsH, focused: m.focus == FocusExecs, ui: m.uiVer, times: string(times),
-		v1: m.st.ExecsVer, v2: m.st.KernelsVer, s1: m.execs.selected}
+	return execsPaneKey{paneFrame: paneFrame{w: l.leftW, h: l.execsH, focused: m.focus == FocusExecs, ui: m.uiVer, times: string(times)},
+		execsVer: m.st.ExecsVer, kernelsVer: m.st.KernelsVer, selected: m.execs.selected}
 }
 
-func (m *Model) detailKey(l layout) paneKey {
+func (m *Model) detailKey(l layout) detailPaneKey {
 	c := m.selectedCall()
 	// A running call shows its time so far; a finished one may show cache
 	// TTLs counting down, which only _meta with a ttlMs holds.
@@ -354,15 +395,15 @@ func (m *Model) detailKey(l layout) paneKey {
 		times = formatDuration(m.clock.Sub(c.Started))
 	}
 	ticking := c != nil && bytes.Contains(c.Meta, []byte(`"ttlMs"`))
-	return paneKey{w: l.rightW, h: l.detailH, focused: m.focus == FocusDetail, ui: m.uiVer, times: times, clock: m.clockIf(ticking),
-		v1: m.st.CallsVer, s1: m.detail.callID, s2: m.detail.version, n1: m.detail.cursor, n2: m.detail.offset}
+	return detailPaneKey{paneFrame: paneFrame{w: l.rightW, h: l.detailH, focused: m.focus == FocusDetail, ui: m.uiVer, times: times, clock: m.clockIf(ticking)},
+		callsVer: m.st.CallsVer, callID: m.detail.callID, version: m.detail.version, cursor: m.detail.cursor, offset: m.detail.offset}
 }
 
-func (m *Model) notebookKey(l layout) paneKey {
-	k := paneKey{w: l.rightW, h: l.nbH, focused: m.focus == FocusNotebook, ui: m.uiVer,
-		v1: m.st.NotebooksVer, v2: m.st.KernelsVer, s1: m.notebook.name, n1: m.notebook.cell}
+func (m *Model) notebookKey(l layout) notebookPaneKey {
+	k := notebookPaneKey{paneFrame: paneFrame{w: l.rightW, h: l.nbH, focused: m.focus == FocusNotebook, ui: m.uiVer},
+		notebooksVer: m.st.NotebooksVer, kernelsVer: m.st.KernelsVer, name: m.notebook.name, cell: m.notebook.cell}
 	if nb := m.st.Notebooks[m.notebook.name]; nb != nil {
-		k.v3, k.s2 = nb.Ver, m.actedOnCell(nb)
+		k.notebookVer, k.actedOn = nb.Ver, m.actedOnCell(nb)
 	}
 	return k
 }

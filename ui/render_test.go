@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
@@ -48,22 +48,22 @@ func TestViewCacheMatchesFreshDraw(t *testing.T) {
 		m = send(m, eventsMsg{ev})
 		check(fmt.Sprintf("event %d (%s)", i, ev.Type))
 		if i%4 == 0 {
-			m = send(m, eventsMsg{{Type: engine.EvExecOutput, Exec: &engine.ExecEvent{ID: "x1",
-				Output: &engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("out %d\n", i)}}}})
+			m = send(m, eventsMsg{{Type: event.EvExecOutput, Exec: &event.ExecEvent{ID: "x1",
+				Output: &event.OutputSnapshot{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("out %d\n", i)}}}})
 			check(fmt.Sprintf("output after event %d", i))
 		}
 	}
 	// Running times tick: the calls, detail and executions panes show them.
 	for _, d := range []time.Duration{time.Millisecond, 99 * time.Millisecond, time.Second, time.Minute} {
 		clock = clock.Add(d)
-		m = send(m, eventsMsg{{Type: engine.EvMissed, Missed: 1}})
+		m = send(m, eventsMsg{{Type: event.EvMissed, Missed: 1}})
 		check("clock +" + d.String())
 	}
 	for _, k := range []string{"up", "up", "tab", "down", " ", "tab", "down", "tab", "up", "L", "/", "l", "i", "esc", "?", "x", "tab", "down", "H"} {
 		m = keys(m, k)
 		check("key " + k)
-		m = send(m, eventsMsg{{Type: engine.EvExecOutput, Exec: &engine.ExecEvent{ID: "x1",
-			Output: &engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: "after " + k + "\n"}}}})
+		m = send(m, eventsMsg{{Type: event.EvExecOutput, Exec: &event.ExecEvent{ID: "x1",
+			Output: &event.OutputSnapshot{Kind: "stream", Name: "stdout", Text: "after " + k + "\n"}}}})
 		check("output after key " + k)
 	}
 	for _, sz := range [][2]int{{80, 24}, {41, 12}, {200, 60}} {
@@ -82,8 +82,8 @@ func TestOutputRedrawsOnlyExecutions(t *testing.T) {
 	calls, detail, notebook, execs := m.callsKey(l), m.detailKey(l), m.notebookKey(l), m.execsKey(l)
 	notebookOut := m.vc.notebook.out
 	for i := 0; i < 50; i++ {
-		m = send(m, eventsMsg{{Type: engine.EvExecOutput, Exec: &engine.ExecEvent{ID: "x1",
-			Output: &engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("flood %d\n", i)}}}})
+		m = send(m, eventsMsg{{Type: event.EvExecOutput, Exec: &event.ExecEvent{ID: "x1",
+			Output: &event.OutputSnapshot{Kind: "stream", Name: "stdout", Text: fmt.Sprintf("flood %d\n", i)}}}})
 		frame := m.View()
 		if !strings.Contains(frame, fmt.Sprintf("flood %d", i)) {
 			t.Fatalf("batch %d: the new line is not on the screen", i)
@@ -117,8 +117,8 @@ func TestEventsDrawAtMostOncePerFrame(t *testing.T) {
 	first := m.View()
 	output := func(text string) tea.Cmd {
 		clock = clock.Add(5 * time.Millisecond)
-		nm, cmd := m.Update(eventsMsg{{Type: engine.EvExecOutput, Exec: &engine.ExecEvent{ID: "x1",
-			Output: &engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: text + "\n"}}}})
+		nm, cmd := m.Update(eventsMsg{{Type: event.EvExecOutput, Exec: &event.ExecEvent{ID: "x1",
+			Output: &event.OutputSnapshot{Kind: "stream", Name: "stdout", Text: text + "\n"}}}})
 		m = nm.(Model)
 		return cmd
 	}

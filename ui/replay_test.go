@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -71,8 +71,8 @@ func TestReplayKeys(t *testing.T) {
 		t.Fatal(". did nothing")
 	}
 	cmd()
-	var played []engine.Event
-	for len(played) == 0 || played[len(played)-1].Type != engine.EvCallFinished {
+	var played []event.Event
+	for len(played) == 0 || played[len(played)-1].Type != event.EvCallFinished {
 		select {
 		case ev := <-evs:
 			played = append(played, ev)

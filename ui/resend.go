@@ -8,7 +8,8 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
@@ -17,7 +18,7 @@ import (
 // Resend: r on a finished call opens its arguments in the editor a held
 // call's edit uses (held.go); ctrl+s sends them to the backend, which checks
 // them against the tool's input schema and runs the call as the
-// workbench's own session (engine.WorkbenchSession). The new call is
+// workbench's own session (calls.WorkbenchSession). The new call is
 // selected when it shows up, and its detail is split: the original beside
 // the resent, and under both a unified diff of their results.
 
@@ -34,7 +35,7 @@ func (m *Model) resendTarget() *observe.Call {
 		return nil
 	}
 	c := m.selectedCall()
-	if c == nil || c.Summary != "" || c.Status == engine.CallRunning || c.Status == engine.CallHeld {
+	if c == nil || c.Summary != "" || c.Status == event.CallRunning || c.Status == event.CallHeld {
 		return nil
 	}
 	return c
@@ -51,7 +52,7 @@ func (m *Model) startResend(c *observe.Call) tea.Cmd {
 	}
 	cmd := m.openArgsEditor(c)
 	m.held.resend = true
-	if engine.HoldsRedacted(c.Args) {
+	if calls.HoldsRedacted(c.Args) {
 		m.held.note = "this call cannot be resent as is: a secret in its arguments was redacted, and the workbench never sees it; put the value in place of [redacted] to resend it"
 		m.flash("this call cannot be resent as is: a secret in its arguments was redacted", true)
 	}
@@ -82,7 +83,7 @@ func resendEditorHead(s *theme.Styles, h heldEditor) []string {
 func (m Model) resendCmd(of, tool string, args json.RawMessage) tea.Cmd {
 	b := m.backend
 	return func() tea.Msg {
-		return resentMsg{of: of, tool: tool, err: b.Resend(engine.Resend{Of: of, Tool: tool, Args: args})}
+		return resentMsg{of: of, tool: tool, err: b.Resend(calls.Resend{Of: of, Tool: tool, Args: args})}
 	}
 }
 
@@ -194,7 +195,7 @@ func (m *Model) splitColumn(c *observe.Call, label string, w int) []string {
 		head += " " + formatDuration(c.Duration)
 	}
 	session := "session " + c.Session
-	if c.Session == engine.WorkbenchSession {
+	if c.Session == calls.WorkbenchSession {
 		session = s.Own.Render("↻ session " + c.Session)
 	} else {
 		session = s.Muted.Render(session)

@@ -12,37 +12,38 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
 // resendEvents is an agent's execute_code of 1+1, finished, and an undo
 // entry after it.
-func resendEvents(t *testing.T) []engine.Event {
+func resendEvents(t *testing.T) []event.Event {
 	ok := true
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	return []engine.Event{
-		{Seq: 1, Time: at(0), Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: "sess-7f3a", Client: "claude-code 1.0"}},
-		{Seq: 2, Time: at(1), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c1", Session: "sess-7f3a", Tool: "execute_code",
-			Args: raw(t, map[string]any{"code": "1+1"}), Status: engine.CallRunning, Started: at(1)}},
-		{Seq: 3, Time: at(1.2), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c1", Session: "sess-7f3a", Tool: "execute_code",
-			Status: engine.CallOK, Started: at(1), Duration: 200 * time.Millisecond, Text: "2", SchemaOK: &ok,
+	return []event.Event{
+		{Seq: 1, Time: at(0), Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: "sess-7f3a", Client: "claude-code 1.0"}},
+		{Seq: 2, Time: at(1), Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c1", Session: "sess-7f3a", Tool: "execute_code",
+			Args: raw(t, map[string]any{"code": "1+1"}), Status: event.CallRunning, Started: at(1)}},
+		{Seq: 3, Time: at(1.2), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c1", Session: "sess-7f3a", Tool: "execute_code",
+			Status: event.CallOK, Started: at(1), Duration: 200 * time.Millisecond, Text: "2", SchemaOK: &ok,
 			Structured: raw(t, map[string]any{"kind": "outputs", "count": 1, "outputs": []any{map[string]any{"type": "execute_result", "text": "2"}}})}},
 	}
 }
 
 // resentEvents are the workbench's resend of c1 with 2+2, as the engine
 // publishes it.
-func resentEvents(t *testing.T, text string) []engine.Event {
+func resentEvents(t *testing.T, text string) []event.Event {
 	ok := true
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	return []engine.Event{
-		{Seq: 10, Time: at(10), Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: engine.WorkbenchSession, Client: "workbench test"}},
-		{Seq: 11, Time: at(10), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c2", Session: engine.WorkbenchSession, Tool: "execute_code",
-			Args: raw(t, map[string]any{"code": "2+2"}), Status: engine.CallRunning, Started: at(10), ResendOf: "c1"}},
-		{Seq: 12, Time: at(10.3), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c2", Session: engine.WorkbenchSession, Tool: "execute_code",
-			Status: engine.CallOK, Started: at(10), Duration: 300 * time.Millisecond, Text: text, SchemaOK: &ok, ResendOf: "c1",
+	return []event.Event{
+		{Seq: 10, Time: at(10), Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: calls.WorkbenchSession, Client: "workbench test"}},
+		{Seq: 11, Time: at(10), Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c2", Session: calls.WorkbenchSession, Tool: "execute_code",
+			Args: raw(t, map[string]any{"code": "2+2"}), Status: event.CallRunning, Started: at(10), ResendOf: "c1"}},
+		{Seq: 12, Time: at(10.3), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c2", Session: calls.WorkbenchSession, Tool: "execute_code",
+			Status: event.CallOK, Started: at(10), Duration: 300 * time.Millisecond, Text: text, SchemaOK: &ok, ResendOf: "c1",
 			Structured: raw(t, map[string]any{"kind": "outputs", "count": 1, "outputs": []any{map[string]any{"type": "execute_result", "text": text}}})}},
 	}
 }
@@ -105,9 +106,9 @@ func TestResendOpensTheEditorAndSplitsTheDetail(t *testing.T) {
 			if m.calls.selected != "c2" {
 				t.Fatalf("selected %q, want the resend c2", m.calls.selected)
 			}
-			calls := ansi.Strip(renderPane(m, FocusCalls))
-			if !strings.Contains(calls, "workbench") || !strings.Contains(calls, "↻ execute_code") {
-				t.Fatalf("the resend is not marked as the workbench's:\n%s", calls)
+			timeline := ansi.Strip(renderPane(m, FocusCalls))
+			if !strings.Contains(timeline, "workbench") || !strings.Contains(timeline, "↻ execute_code") {
+				t.Fatalf("the resend is not marked as the workbench's:\n%s", timeline)
 			}
 			// Zoomed, the detail has room for both sides and the diff.
 			m.zoomed = true
@@ -126,13 +127,13 @@ func TestResendOpensTheEditorAndSplitsTheDetail(t *testing.T) {
 			checkFrame(t, "screen", m.View(), sz.w, sz.h)
 
 			// Copied or exported, the resend names the call it resent.
-			if e := exportCall(m.selectedCall(), nil); e.ResendOf != "c1" || e.Session != engine.WorkbenchSession {
+			if e := exportCall(m.selectedCall(), nil); e.ResendOf != "c1" || e.Session != calls.WorkbenchSession {
 				t.Fatalf("exported: %+v", e)
 			}
 
 			ok := true
-			later := engine.Event{Seq: 20, Time: t0.Add(20 * time.Second), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c3",
-				Session: "sess-7f3a", Tool: "list_kernels", Status: engine.CallOK, Started: t0.Add(20 * time.Second), SchemaOK: &ok}}
+			later := event.Event{Seq: 20, Time: t0.Add(20 * time.Second), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c3",
+				Session: "sess-7f3a", Tool: "list_kernels", Status: event.CallOK, Started: t0.Add(20 * time.Second), SchemaOK: &ok}}
 			if m = send(m, eventsMsg{later}); m.calls.selected != "c2" {
 				t.Fatalf("a later call took the selection from the resend: %q", m.calls.selected)
 			}
@@ -219,8 +220,8 @@ func TestResendOnlyFinishedToolCalls(t *testing.T) {
 	if m, _ = pressKey(m, "r"); m.editing() {
 		t.Fatal("r opened the editor on a running call")
 	}
-	undo := engine.Event{Seq: 5, Time: t0.Add(5 * time.Second), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "u1", Tool: "undo",
-		Summary: "undo of insert_cell 14:31:23 by the person", UndoOf: "c0", Status: engine.CallOK, Started: t0.Add(5 * time.Second)}}
+	undo := event.Event{Seq: 5, Time: t0.Add(5 * time.Second), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "u1", Tool: "undo",
+		Summary: "undo of insert_cell 14:31:23 by the person", UndoOf: "c0", Status: event.CallOK, Started: t0.Add(5 * time.Second)}}
 	m = send(m, eventsMsg{undo})
 	if c := m.selectedCall(); c == nil || c.ID != "u1" || m.keys.Resend.Enabled() {
 		t.Fatalf("selected %v, resend enabled %v", c, m.keys.Resend.Enabled())

@@ -13,7 +13,7 @@ import (
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
 
@@ -77,9 +77,9 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 	// The server's state as it is now goes into the first frame (the
 	// managed Jupyter server still starting); changes after the
 	// subscription arrive as events.
-	if s, ok := b.(interface{ ServerState() engine.ServerEvent }); ok {
+	if s, ok := b.(interface{ ServerState() event.ServerEvent }); ok {
 		st := s.ServerState()
-		nm, _ := m.Update(eventsMsg{{Type: engine.EvServerState, Server: &st}})
+		nm, _ := m.Update(eventsMsg{{Type: event.EvServerState, Server: &st}})
 		m = nm.(Model)
 	}
 	p := tea.NewProgram(m,
@@ -177,46 +177,50 @@ func parseTmuxOffset(s string) (rows, cols int) {
 	return top, left
 }
 
-// Bridge batching: a batch is sent when it holds bridgeBatch events or when
-// its first event is bridgeDelay old, so a flood costs one screen update per
-// hundred events and a lone event shows within a frame.
-const (
-	bridgeBatch = 100
-	bridgeDelay = 16 * time.Millisecond
-)
+// bridgeBatch bounds the events of one batch, so a flood costs one screen
+// update per hundred events.
+const bridgeBatch = 100
 
-// bridge is the one goroutine between the engine and the program. send
-// (program.Send) blocks while the UI is busy; meanwhile the bus buffers and,
-// past its bound, drops and counts, so tool calls never wait for the screen.
-func bridge(events <-chan engine.Event, send func(tea.Msg), done <-chan struct{}) {
-	var batch []engine.Event
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	flush := func() {
-		if len(batch) > 0 {
-			send(eventsMsg(batch))
-			batch = nil
-		}
-		timer.Stop()
-	}
+// bridge is the one goroutine between the engine and the program. Between
+// the bus and a frame there is one throttle and the frame limit: the
+// backends' subscriptions gather a burst of events before handing them
+// over (observe's batch window), and the program draws at most once per
+// FrameInterval. The bridge adds no wait of its own: it sends what has
+// arrived, up to bridgeBatch events at a time. send (program.Send) blocks
+// while the UI is busy; meanwhile events queue and the batches grow, and
+// past the bus's bound they are dropped and counted, so tool calls never
+// wait for the screen.
+func bridge(events <-chan event.Event, send func(tea.Msg), done <-chan struct{}) {
 	for {
+		var ev event.Event
+		var ok bool
 		select {
-		case ev, ok := <-events:
-			if !ok {
-				flush()
-				send(feedClosedMsg{})
-				return
-			}
-			batch = append(batch, ev)
-			if len(batch) == 1 {
-				timer.Reset(bridgeDelay)
-			}
-			if len(batch) >= bridgeBatch {
-				flush()
-			}
-		case <-timer.C:
-			flush()
+		case ev, ok = <-events:
 		case <-done:
+			return
+		}
+		if !ok {
+			send(feedClosedMsg{})
+			return
+		}
+		batch := []event.Event{ev}
+		closed := false
+	more:
+		for len(batch) < bridgeBatch {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					closed = true
+					break more
+				}
+				batch = append(batch, ev)
+			default:
+				break more
+			}
+		}
+		send(eventsMsg(batch))
+		if closed {
+			send(feedClosedMsg{})
 			return
 		}
 	}

@@ -3,7 +3,7 @@ package ui
 import (
 	"encoding/json"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
@@ -32,13 +32,13 @@ import (
 // is passed on as it is, without allocating.
 
 // sanitizeEvent returns ev with every string sanitized for the terminal.
-func sanitizeEvent(ev engine.Event) engine.Event {
-	ev.Type = engine.EventType(termtext.String(string(ev.Type)))
+func sanitizeEvent(ev event.Event) event.Event {
+	ev.Type = event.EventType(termtext.String(string(ev.Type)))
 	if ev.Call != nil {
 		ev.Call = sanitizeCall(ev.Call)
 	}
 	if ev.Session != nil {
-		if s := (engine.SessionEvent{ID: termtext.String(ev.Session.ID), Client: termtext.String(ev.Session.Client)}); s != *ev.Session {
+		if s := (event.SessionEvent{ID: termtext.String(ev.Session.ID), Client: termtext.String(ev.Session.Client)}); s != *ev.Session {
 			ev.Session = heapCopy(s)
 		}
 	}
@@ -68,7 +68,7 @@ func sanitizeEvent(ev engine.Event) engine.Event {
 			a := sv.Allowed[i]
 			if cleanStrings(&a.Session, &a.Tool) {
 				if !copied {
-					sv.Allowed = append([]engine.AllowedTool(nil), sv.Allowed...)
+					sv.Allowed = append([]event.AllowedTool(nil), sv.Allowed...)
 					copied = true
 				}
 				sv.Allowed[i], changed = a, true
@@ -116,13 +116,13 @@ func cleanJSON(p *json.RawMessage) bool {
 	return true
 }
 
-func sanitizeCall(c *engine.CallEvent) *engine.CallEvent {
+func sanitizeCall(c *event.CallEvent) *event.CallEvent {
 	cc := *c
 	changed := cleanStrings(&cc.ID, &cc.Session, &cc.Tool, &cc.Progress, &cc.Text, &cc.Error,
 		&cc.SchemaProblem, &cc.CellID, &cc.Notebook, &cc.Summary, &cc.UndoOf, &cc.ResendOf)
 	st := string(cc.Status)
 	if cleanStrings(&st) {
-		cc.Status, changed = engine.CallStatus(st), true
+		cc.Status, changed = event.CallStatus(st), true
 	}
 	for _, p := range []*json.RawMessage{&cc.Args, &cc.Structured, &cc.Meta} {
 		if cleanJSON(p) {
@@ -142,14 +142,14 @@ func sanitizeCall(c *engine.CallEvent) *engine.CallEvent {
 
 // sanitizePreview returns a sanitized copy of a held call's preview and
 // whether it differs.
-func sanitizePreview(p engine.CallPreview) (engine.CallPreview, bool) {
+func sanitizePreview(p event.CallPreview) (event.CallPreview, bool) {
 	changed := cleanStrings(&p.Client, &p.Notebook, &p.What, &p.Diff, &p.Code, &p.Language, &p.Problem)
 	cellsCopied := false
 	for i := range p.Cells {
 		c := p.Cells[i]
 		if cleanStrings(&c.ID, &c.Type, &c.Source, &c.Role) {
 			if !cellsCopied {
-				p.Cells = append([]engine.PreviewCell(nil), p.Cells...)
+				p.Cells = append([]event.PreviewCell(nil), p.Cells...)
 				cellsCopied = true
 			}
 			p.Cells[i], changed = c, true
@@ -168,12 +168,12 @@ func sanitizePreview(p engine.CallPreview) (engine.CallPreview, bool) {
 	return p, changed
 }
 
-func sanitizeNotebook(n *engine.NotebookEvent) *engine.NotebookEvent {
+func sanitizeNotebook(n *event.NotebookEvent) *event.NotebookEvent {
 	nn := *n
 	changed := cleanStrings(&nn.Name, &nn.Path, &nn.KernelID, &nn.Session)
 	op := string(nn.Op)
 	if cleanStrings(&op) {
-		nn.Op, changed = engine.NotebookOp(op), true
+		nn.Op, changed = event.NotebookOp(op), true
 	}
 	idsCopied := false
 	for i, id := range nn.CellIDs {
@@ -186,22 +186,22 @@ func sanitizeNotebook(n *engine.NotebookEvent) *engine.NotebookEvent {
 		}
 	}
 	changesCopied := false
-	for i, c := range nn.Changes {
-		kind := string(c.Change)
+	for i, c := range nn.ChangedCells {
+		kind := string(c.How)
 		if cleanStrings(&c.ID, &kind) {
-			c.Change = engine.CellChangeKind(kind)
+			c.How = event.HowChanged(kind)
 			if !changesCopied {
-				nn.Changes = append([]engine.CellChange(nil), nn.Changes...)
+				nn.ChangedCells = append([]event.ChangedCell(nil), nn.ChangedCells...)
 				changesCopied = true
 			}
-			nn.Changes[i], changed = c, true
+			nn.ChangedCells[i], changed = c, true
 		}
 	}
 	cellsCopied := false
 	for i := range nn.Cells {
 		if cell, ok := sanitizeCell(nn.Cells[i]); ok {
 			if !cellsCopied {
-				nn.Cells = append([]engine.CellSnapshot(nil), nn.Cells...)
+				nn.Cells = append([]event.CellSnapshot(nil), nn.Cells...)
 				cellsCopied = true
 			}
 			nn.Cells[i], changed = cell, true
@@ -214,13 +214,13 @@ func sanitizeNotebook(n *engine.NotebookEvent) *engine.NotebookEvent {
 }
 
 // sanitizeCell returns a sanitized copy of c and whether it differs.
-func sanitizeCell(c engine.CellSnapshot) (engine.CellSnapshot, bool) {
+func sanitizeCell(c event.CellSnapshot) (event.CellSnapshot, bool) {
 	changed := cleanStrings(&c.ID, &c.Type, &c.Source)
 	copied := false
 	for i := range c.Outputs {
 		if o, ok := sanitizeOutput(c.Outputs[i]); ok {
 			if !copied {
-				c.Outputs = append([]engine.OutputSnapshot(nil), c.Outputs...)
+				c.Outputs = append([]event.OutputSnapshot(nil), c.Outputs...)
 				copied = true
 			}
 			c.Outputs[i], changed = o, true
@@ -231,7 +231,7 @@ func sanitizeCell(c engine.CellSnapshot) (engine.CellSnapshot, bool) {
 
 // sanitizeOutput returns a sanitized copy of o and whether it differs. An
 // image's bytes are pixels, drawn as half-blocks, never as text.
-func sanitizeOutput(o engine.OutputSnapshot) (engine.OutputSnapshot, bool) {
+func sanitizeOutput(o event.OutputSnapshot) (event.OutputSnapshot, bool) {
 	changed := cleanStrings(&o.Kind, &o.Name, &o.Text, &o.MimeType, &o.EName, &o.EValue, &o.URI)
 	if o.Cut != nil {
 		c := *o.Cut
@@ -242,7 +242,7 @@ func sanitizeOutput(o engine.OutputSnapshot) (engine.OutputSnapshot, bool) {
 	return o, changed
 }
 
-func sanitizeExec(x *engine.ExecEvent) *engine.ExecEvent {
+func sanitizeExec(x *event.ExecEvent) *event.ExecEvent {
 	xx := *x
 	changed := cleanStrings(&xx.ID, &xx.Notebook, &xx.CellID, &xx.KernelID, &xx.SandboxID, &xx.CallID,
 		&xx.Code, &xx.Status)

@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
@@ -93,7 +93,7 @@ func mutateJSON(t testing.TB, raw []byte, f func(string) string) []byte {
 }
 
 // cloneEvent copies ev and its payloads deeply enough for mutateStrings.
-func cloneEvent(ev engine.Event) engine.Event {
+func cloneEvent(ev event.Event) event.Event {
 	v := reflect.ValueOf(&ev).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		if f := v.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
@@ -110,18 +110,18 @@ func cloneEvent(ev engine.Event) engine.Event {
 }
 
 // everyPayload is one event carrying every payload, each string field set.
-func everyPayload(t testing.TB) engine.Event {
-	ev := engine.Event{
-		Call: &engine.CallEvent{Args: json.RawMessage(`{"k":"v"}`), Structured: json.RawMessage(`{"k":["v"]}`), Meta: json.RawMessage(`{"k":{"k":"v"}}`),
-			Preview: &engine.CallPreview{Cells: []engine.PreviewCell{{}, {}}, Facts: []string{"a", "b"}}},
-		Session: &engine.SessionEvent{},
-		Notebook: &engine.NotebookEvent{CellIDs: []string{"a", "b"}, Changes: []engine.CellChange{{}, {}}, Cells: []engine.CellSnapshot{
-			{Outputs: []engine.OutputSnapshot{{Cut: &output.Cut{}}, {Cut: &output.Cut{}}}},
-			{Outputs: []engine.OutputSnapshot{{Cut: &output.Cut{}}}}}},
-		Exec:    &engine.ExecEvent{Output: &engine.OutputSnapshot{Cut: &output.Cut{}}},
-		Kernel:  &engine.KernelEvent{},
-		Sandbox: &engine.SandboxEvent{},
-		Server:  &engine.ServerEvent{Allowed: []engine.AllowedTool{{}, {}}},
+func everyPayload(t testing.TB) event.Event {
+	ev := event.Event{
+		Call: &event.CallEvent{Args: json.RawMessage(`{"k":"v"}`), Structured: json.RawMessage(`{"k":["v"]}`), Meta: json.RawMessage(`{"k":{"k":"v"}}`),
+			Preview: &event.CallPreview{Cells: []event.PreviewCell{{}, {}}, Facts: []string{"a", "b"}}},
+		Session: &event.SessionEvent{},
+		Notebook: &event.NotebookEvent{CellIDs: []string{"a", "b"}, ChangedCells: []event.ChangedCell{{}, {}}, Cells: []event.CellSnapshot{
+			{Outputs: []event.OutputSnapshot{{Cut: &output.Cut{}}, {Cut: &output.Cut{}}}},
+			{Outputs: []event.OutputSnapshot{{Cut: &output.Cut{}}}}}},
+		Exec:    &event.ExecEvent{Output: &event.OutputSnapshot{Cut: &output.Cut{}}},
+		Kernel:  &event.KernelEvent{},
+		Sandbox: &event.SandboxEvent{},
+		Server:  &event.ServerEvent{Allowed: []event.AllowedTool{{}, {}}},
 	}
 	// A payload added to Event without a line here fails: the walk below
 	// would not see its strings. So does a struct or a slice of structs or

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 )
@@ -17,39 +17,36 @@ import (
 // statsScenario is the scenario and a second session's calls: repeated
 // reads and runs of varied durations, a protocol error, a denied and a
 // cancelled call, and results with measured wire sizes.
-func statsScenario(t testing.TB) []engine.Event {
+func statsScenario(t testing.TB) []event.Event {
 	evs := scenario(t)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	seq := uint64(len(evs))
-	add := func(e engine.Event) {
+	add := func(e event.Event) {
 		seq++
 		e.Seq = seq
 		evs = append(evs, e)
 	}
-	add(engine.Event{Time: at(2), Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: "sess-9c1d", Client: "cursor 1.7"}})
+	add(event.Event{Time: at(2), Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: "sess-9c1d", Client: "cursor 1.7"}})
 	n := 0
-	call := func(start, took float64, tool string, args map[string]any, fin engine.CallEvent) {
+	call := func(start, took float64, tool string, args map[string]any, fin event.CallEvent) {
 		n++
 		id := fmt.Sprintf("s%d", n)
-		add(engine.Event{Time: at(start), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Session: "sess-9c1d", Tool: tool, Args: raw(t, args), Status: engine.CallRunning, Started: at(start)}})
+		add(event.Event{Time: at(start), Type: event.EvCallStarted, Call: &event.CallEvent{ID: id, Session: "sess-9c1d", Tool: tool, Args: raw(t, args), Status: event.CallRunning, Started: at(start)}})
 		fin.ID, fin.Session, fin.Tool, fin.Started = id, "sess-9c1d", tool, at(start)
 		fin.Duration = time.Duration(took * float64(time.Second))
 		if fin.Status == "" {
-			fin.Status = engine.CallOK
+			fin.Status = event.CallOK
 		}
-		add(engine.Event{Time: at(start + took), Type: engine.EvCallFinished, Call: &fin})
+		add(event.Event{Time: at(start + took), Type: event.EvCallFinished, Call: &fin})
 	}
 	for i := 0; i < 5; i++ {
-		call(2+float64(i)*0.1, 0.01*float64(i+1), "read_cell", map[string]any{"cell_index": i},
-			engine.CallEvent{Text: "cell source", TextBytes: 300 + 10*i, StructuredBytes: 420 + 10*i})
+		call(2+float64(i)*0.1, 0.01*float64(i+1), "read_cell", map[string]any{"cell_index": i}, event.CallEvent{Text: "cell source", TextBytes: 300 + 10*i, StructuredBytes: 420 + 10*i})
 	}
-	call(4, 7.5, "execute_cell", map[string]any{"cell_index": 2},
-		engine.CallEvent{Text: "<Figure>", Images: 1, TextBytes: 10, StructuredBytes: 900, ImageBytes: 48000})
-	call(6, 1.25, "execute_cell", map[string]any{"cell_index": 1},
-		engine.CallEvent{Status: engine.CallError, IsError: true, Text: "NameError: name 'df' is not defined", TextBytes: 40, StructuredBytes: 300})
-	call(9, 0.002, "read_notebok", map[string]any{}, engine.CallEvent{Status: engine.CallError, Error: "unknown tool \"read_notebok\""})
-	call(10, 12, "delete_cell", map[string]any{"cell_indices": []int{1}}, engine.CallEvent{Status: engine.CallDenied, Error: "denied in the workbench"})
-	call(12, 3.4, "execute_code", map[string]any{"code": "train()"}, engine.CallEvent{Status: engine.CallCancelled, IsError: true, Text: "The call was cancelled"})
+	call(4, 7.5, "execute_cell", map[string]any{"cell_index": 2}, event.CallEvent{Text: "<Figure>", Images: 1, TextBytes: 10, StructuredBytes: 900, ImageBytes: 48000})
+	call(6, 1.25, "execute_cell", map[string]any{"cell_index": 1}, event.CallEvent{Status: event.CallError, IsError: true, Text: "NameError: name 'df' is not defined", TextBytes: 40, StructuredBytes: 300})
+	call(9, 0.002, "read_notebok", map[string]any{}, event.CallEvent{Status: event.CallError, Error: "unknown tool \"read_notebok\""})
+	call(10, 12, "delete_cell", map[string]any{"cell_indices": []int{1}}, event.CallEvent{Status: event.CallDenied, Error: "denied in the workbench"})
+	call(12, 3.4, "execute_code", map[string]any{"code": "train()"}, event.CallEvent{Status: event.CallCancelled, IsError: true, Text: "The call was cancelled"})
 	return evs
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -15,7 +15,7 @@ import (
 type Transcript struct{ st *observe.State }
 
 // NewTranscript reduces events the way the workbench does.
-func NewTranscript(events []engine.Event) *Transcript {
+func NewTranscript(events []event.Event) *Transcript {
 	st := observe.NewState(nil)
 	for _, ev := range events {
 		// As the Model takes them: sanitized on the way in.

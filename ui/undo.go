@@ -3,7 +3,7 @@ package ui
 import (
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -19,7 +19,7 @@ func (m *Model) undoTarget() *observe.Call {
 		return nil
 	}
 	c := m.selectedCall()
-	if c == nil || !c.Undoable || c.Status == engine.CallRunning || c.Status == engine.CallHeld {
+	if c == nil || !c.Undoable || c.Status == event.CallRunning || c.Status == event.CallHeld {
 		return nil
 	}
 	return c

@@ -6,18 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // undoScenario is a finished insert_cell the engine can undo, then a
 // finished read_cell it cannot.
-func undoScenario() []engine.Event {
+func undoScenario() []event.Event {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	return []engine.Event{
-		{Seq: 1, Time: at(1), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c1", Session: "s1", Tool: "insert_cell", Status: engine.CallRunning, Started: at(1)}},
-		{Seq: 2, Time: at(2), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c1", Session: "s1", Tool: "insert_cell", Status: engine.CallOK, Started: at(1), Duration: time.Second, Undoable: true}},
-		{Seq: 3, Time: at(3), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c2", Session: "s1", Tool: "read_cell", Status: engine.CallRunning, Started: at(3)}},
-		{Seq: 4, Time: at(4), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c2", Session: "s1", Tool: "read_cell", Status: engine.CallOK, Started: at(3), Duration: time.Second}},
+	return []event.Event{
+		{Seq: 1, Time: at(1), Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c1", Session: "s1", Tool: "insert_cell", Status: event.CallRunning, Started: at(1)}},
+		{Seq: 2, Time: at(2), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c1", Session: "s1", Tool: "insert_cell", Status: event.CallOK, Started: at(1), Duration: time.Second, Undoable: true}},
+		{Seq: 3, Time: at(3), Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c2", Session: "s1", Tool: "read_cell", Status: event.CallRunning, Started: at(3)}},
+		{Seq: 4, Time: at(4), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c2", Session: "s1", Tool: "read_cell", Status: event.CallOK, Started: at(3), Duration: time.Second}},
 	}
 }
 
@@ -57,8 +57,8 @@ func TestDoublePressUndo(t *testing.T) {
 	// The engine's entry for the undo: "undo of insert_cell 09:26:01 by
 	// the person", itself undoable.
 	m = send(m, eventsMsg{
-		{Seq: 5, Time: t0.Add(5 * time.Second), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "undo-1", Tool: "undo", Status: engine.CallRunning, Started: t0.Add(5 * time.Second), Summary: "undo of insert_cell 09:26:01 by the person", UndoOf: "c1"}},
-		{Seq: 6, Time: t0.Add(5 * time.Second), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "undo-1", Tool: "undo", Status: engine.CallOK, Started: t0.Add(5 * time.Second), Summary: "undo of insert_cell 09:26:01 by the person", UndoOf: "c1", Undoable: true}},
+		{Seq: 5, Time: t0.Add(5 * time.Second), Type: event.EvCallStarted, Call: &event.CallEvent{ID: "undo-1", Tool: "undo", Status: event.CallRunning, Started: t0.Add(5 * time.Second), Summary: "undo of insert_cell 09:26:01 by the person", UndoOf: "c1"}},
+		{Seq: 6, Time: t0.Add(5 * time.Second), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "undo-1", Tool: "undo", Status: event.CallOK, Started: t0.Add(5 * time.Second), Summary: "undo of insert_cell 09:26:01 by the person", UndoOf: "c1", Undoable: true}},
 	})
 	m = keys(m, "G")
 	v := m.View()
@@ -87,7 +87,7 @@ func TestDoublePressUndo(t *testing.T) {
 	}
 	// Undoing the undo puts c1 back in effect.
 	m = send(m, eventsMsg{
-		{Seq: 7, Time: t0.Add(6 * time.Second), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "undo-2", Tool: "undo", Status: engine.CallOK, Started: t0.Add(6 * time.Second), Summary: "undo of undo 09:26:05 by the person", UndoOf: "undo-1", Undoable: true}},
+		{Seq: 7, Time: t0.Add(6 * time.Second), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "undo-2", Tool: "undo", Status: event.CallOK, Started: t0.Add(6 * time.Second), Summary: "undo of undo 09:26:05 by the person", UndoOf: "undo-1", Undoable: true}},
 	})
 	if !m.st.Call("c1").Undoable || m.st.Call("undo-1").Undoable {
 		t.Error("after the undo of the undo, c1 should be undoable again and the first undo not")

@@ -13,8 +13,10 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
 // The feed protocol, one JSON object per websocket text message.
@@ -32,11 +34,11 @@ import (
 
 // feedMessage is a message from the feed server.
 type feedMessage struct {
-	Type  string        `json:"type"` // hello, event, result
-	Info  *HeaderInfo   `json:"info,omitempty"`
-	Event *engine.Event `json:"event,omitempty"`
-	Ref   int64         `json:"ref,omitempty"`
-	Error string        `json:"error,omitempty"`
+	Type  string       `json:"type"` // hello, event, result
+	Info  *HeaderInfo  `json:"info,omitempty"`
+	Event *event.Event `json:"event,omitempty"`
+	Ref   int64        `json:"ref,omitempty"`
+	Error string       `json:"error,omitempty"`
 }
 
 // feedAction is a human action sent by an attached workbench.
@@ -47,7 +49,7 @@ type feedAction struct {
 	KernelID string `json:"kernelID,omitempty"`
 	Ref      int64  `json:"ref,omitempty"`
 
-	Verdict *engine.Verdict `json:"verdict,omitempty"` // settle
+	Verdict *calls.Verdict `json:"verdict,omitempty"` // settle
 }
 
 // feedEngine is what the feed server needs of the engine; *engine.Engine
@@ -56,11 +58,10 @@ type feedEngine interface {
 	InterruptKernel(ctx context.Context, kernelID string) error
 	CancelCall(id string) error
 	SetPaused(paused bool)
-	Decide(id string, allow bool) error
-	Settle(id string, v engine.Verdict) error
+	Decide(id string, v calls.Verdict) error
 	RevokeAllowed()
-	Undo(ctx context.Context, callID string) (engine.UndoResult, error)
-	AttachUI() (detach func())
+	Undo(ctx context.Context, callID string) (undo.Result, error)
+	AttachWorkbench() (detach func())
 }
 
 // feedClientBuffer bounds what is queued for one attached workbench; past
@@ -86,7 +87,7 @@ type Feed struct {
 
 // feedClient is one attached workbench's outgoing queue.
 type feedClient struct {
-	out    chan engine.Event
+	out    chan event.Event
 	missed uint64 // events dropped since the last delivered one (under Feed.mu)
 	gone   chan struct{}
 }
@@ -98,12 +99,28 @@ type feedClient struct {
 // interrupt kernels. An empty token disables the check, for feeds served on
 // a unix socket in a private directory. The header info, MCP token
 // included, is sent to every workbench that attaches.
-func ServeFeed(e *engine.Engine, info HeaderInfo, token string) *Feed {
+func ServeFeed(e Engine, info HeaderInfo, token string) *Feed {
 	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
-	return newFeed(sub.C(), sub.Close, e, info, token)
+	return newFeed(sub.C(), sub.Close, engineActions{e}, info, token)
 }
 
-func newFeed(events <-chan engine.Event, stop func(), eng feedEngine, info HeaderInfo, token string) *Feed {
+// engineActions is an in-process engine as the feed's actions need it:
+// the call registry's, and the core's own.
+type engineActions struct{ e Engine }
+
+func (a engineActions) InterruptKernel(ctx context.Context, kernelID string) error {
+	return a.e.InterruptKernel(ctx, kernelID)
+}
+func (a engineActions) CancelCall(id string) error              { return a.e.Calls().Cancel(id) }
+func (a engineActions) SetPaused(paused bool)                   { a.e.Calls().SetPaused(paused) }
+func (a engineActions) Decide(id string, v calls.Verdict) error { return a.e.Calls().Decide(id, v) }
+func (a engineActions) RevokeAllowed()                          { a.e.Calls().RevokeAllowed() }
+func (a engineActions) AttachWorkbench() (detach func())        { return a.e.Calls().AttachWorkbench() }
+func (a engineActions) Undo(ctx context.Context, callID string) (undo.Result, error) {
+	return a.e.Undo(ctx, callID)
+}
+
+func newFeed(events <-chan event.Event, stop func(), eng feedEngine, info HeaderInfo, token string) *Feed {
 	f := &Feed{
 		eng:     eng,
 		info:    info,
@@ -119,7 +136,7 @@ func newFeed(events <-chan engine.Event, stop func(), eng feedEngine, info Heade
 // keep folds every event into the state and fans it out, under one lock,
 // so that a workbench attaching gets the snapshot and then exactly the
 // events after it.
-func (f *Feed) keep(events <-chan engine.Event) {
+func (f *Feed) keep(events <-chan event.Event) {
 	for ev := range events {
 		f.mu.Lock()
 		f.st.Apply(ev)
@@ -132,10 +149,10 @@ func (f *Feed) keep(events <-chan engine.Event) {
 }
 
 // deliver queues ev for c without blocking (f.mu held).
-func (f *Feed) deliver(c *feedClient, ev engine.Event) {
+func (f *Feed) deliver(c *feedClient, ev event.Event) {
 	if c.missed > 0 {
 		select {
-		case c.out <- engine.Event{Type: engine.EvMissed, Missed: c.missed, Time: ev.Time}:
+		case c.out <- event.Event{Type: event.EvMissed, Missed: c.missed, Time: ev.Time}:
 			c.missed = 0
 		default:
 			c.missed++
@@ -185,7 +202,7 @@ func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := f.st.Snapshot()
-	c := &feedClient{out: make(chan engine.Event, feedClientBuffer), gone: make(chan struct{})}
+	c := &feedClient{out: make(chan event.Event, feedClientBuffer), gone: make(chan struct{})}
 	f.clients[c] = struct{}{}
 	f.mu.Unlock()
 	defer func() {
@@ -197,7 +214,7 @@ func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 	}()
 
-	detach := f.eng.AttachUI()
+	detach := f.eng.AttachWorkbench()
 	defer detach()
 
 	// One writer: gorilla connections take one concurrent writer.
@@ -277,12 +294,12 @@ func (f *Feed) act(a feedAction) error {
 		f.eng.SetPaused(a.Action == "pause")
 		return nil
 	case "decide":
-		return f.eng.Decide(a.ID, a.Allow)
+		return f.eng.Decide(a.ID, calls.Verdict{Allow: a.Allow})
 	case "settle":
 		if a.Verdict == nil {
 			return fmt.Errorf("settle without a verdict")
 		}
-		return f.eng.Settle(a.ID, *a.Verdict)
+		return f.eng.Decide(a.ID, *a.Verdict)
 	case "revoke":
 		f.eng.RevokeAllowed()
 		return nil
@@ -300,7 +317,7 @@ func (f *Feed) act(a feedAction) error {
 type RemoteSource struct {
 	conn   *websocket.Conn
 	info   HeaderInfo
-	events chan engine.Event
+	events chan event.Event
 
 	writeMu sync.Mutex
 	mu      sync.Mutex
@@ -356,7 +373,7 @@ func Dial(ctx context.Context, addr, token string) (*RemoteSource, error) {
 	r := &RemoteSource{
 		conn:    conn,
 		info:    *hello.Info,
-		events:  make(chan engine.Event, subscriptionBuffer),
+		events:  make(chan event.Event, subscriptionBuffer),
 		waiting: map[int64]chan error{},
 		done:    make(chan struct{}),
 	}
@@ -411,7 +428,7 @@ func (r *RemoteSource) read() {
 	}
 }
 
-func (r *RemoteSource) Subscribe() (<-chan engine.Event, func()) {
+func (r *RemoteSource) Subscribe() (<-chan event.Event, func()) {
 	return r.events, func() {
 		r.once.Do(func() {
 			close(r.done)
@@ -467,17 +484,18 @@ func (r *RemoteSource) SetPaused(paused bool) error {
 	return r.doTimeout(a)
 }
 
-func (r *RemoteSource) Decide(id string, allow bool) error {
-	return r.doTimeout(feedAction{Action: "decide", ID: id, Allow: allow})
-}
-
-func (r *RemoteSource) Settle(id string, v engine.Verdict) error {
+// Decide sends a plain allow or deny as "decide", anything more as
+// "settle" with the verdict.
+func (r *RemoteSource) Decide(id string, v calls.Verdict) error {
+	if v.Plain() {
+		return r.doTimeout(feedAction{Action: "decide", ID: id, Allow: v.Allow})
+	}
 	return r.doTimeout(feedAction{Action: "settle", ID: id, Verdict: &v})
 }
 
 func (r *RemoteSource) CanResend() error { return ErrResendAttached }
 
-func (r *RemoteSource) Resend(engine.Resend) error { return ErrResendAttached }
+func (r *RemoteSource) Resend(calls.Resend) error { return ErrResendAttached }
 
 func (r *RemoteSource) RevokeAllowed() error {
 	return r.doTimeout(feedAction{Action: "revoke"})

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
 // fakeEngine records the actions the feed server passes on.
@@ -47,27 +49,26 @@ func (f *fakeEngine) SetPaused(p bool) {
 		f.record("resume")
 	}
 }
-func (f *fakeEngine) Decide(id string, allow bool) error {
-	if allow {
+func (f *fakeEngine) Decide(id string, v calls.Verdict) error {
+	switch {
+	case !v.Plain():
+		f.record(fmt.Sprintf("settle %s allow=%v session=%v reason=%q args=%s", id, v.Allow, v.ForSession, v.Reason, v.Args))
+	case v.Allow:
 		f.record("allow " + id)
-	} else {
+	default:
 		f.record("deny " + id)
 	}
 	return nil
 }
-func (f *fakeEngine) Settle(id string, v engine.Verdict) error {
-	f.record(fmt.Sprintf("settle %s allow=%v session=%v reason=%q args=%s", id, v.Allow, v.ForSession, v.Reason, v.Args))
-	return nil
-}
 func (f *fakeEngine) RevokeAllowed() { f.record("revoke") }
-func (f *fakeEngine) Undo(_ context.Context, id string) (engine.UndoResult, error) {
+func (f *fakeEngine) Undo(_ context.Context, id string) (undo.Result, error) {
 	f.record("undo " + id)
 	if id == "c3" {
-		return engine.UndoResult{}, errors.New("cell 7cb73ed2 was changed by edit_cell_source at 14:32:10 (the person) after this call; undo that first")
+		return undo.Result{}, errors.New("cell 7cb73ed2 was changed by edit_cell_source at 14:32:10 (the person) after this call; undo that first")
 	}
-	return engine.UndoResult{ID: "undo-1", Of: id}, nil
+	return undo.Result{ID: "undo-1", Of: id}, nil
 }
-func (f *fakeEngine) AttachUI() func() {
+func (f *fakeEngine) AttachWorkbench() func() {
 	f.mu.Lock()
 	f.attached++
 	f.mu.Unlock()
@@ -85,7 +86,7 @@ func (f *fakeEngine) attachedNow() int {
 }
 
 // next reads one event or fails after a while.
-func next(t *testing.T, events <-chan engine.Event) engine.Event {
+func next(t *testing.T, events <-chan event.Event) event.Event {
 	t.Helper()
 	select {
 	case ev, ok := <-events:
@@ -96,7 +97,7 @@ func next(t *testing.T, events <-chan engine.Event) engine.Event {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event within 5s")
 	}
-	return engine.Event{}
+	return event.Event{}
 }
 
 // waitFor polls cond for up to 5 seconds.
@@ -113,7 +114,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func TestFeedRoundTrip(t *testing.T) {
 	t.Parallel()
-	bus := engine.NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe(1024)
 	eng := &fakeEngine{}
 	info := HeaderInfo{Endpoint: "http://127.0.0.1:4040/mcp", Token: "tok-0123456789abcdef", Mode: "stdio"}
@@ -156,7 +157,7 @@ func TestFeedRoundTrip(t *testing.T) {
 	for range want.Snapshot() {
 		got.Apply(next(t, events))
 	}
-	if len(got.Calls) != 6 || got.Call("c6").Status != engine.CallHeld || got.Call("c2").Tool != "list_files" {
+	if len(got.Calls) != 6 || got.Call("c6").Status != event.CallHeld || got.Call("c2").Tool != "list_files" {
 		t.Fatalf("calls after snapshot: %v", toolsOf(got.Calls))
 	}
 	nb := got.Notebooks["sales"]
@@ -171,8 +172,8 @@ func TestFeedRoundTrip(t *testing.T) {
 	}
 
 	// Then live events, in order.
-	bus.Publish(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c7", Tool: "list_kernels", Status: engine.CallRunning}})
-	if ev := next(t, events); ev.Type != engine.EvCallStarted || ev.Call.ID != "c7" || ev.Seq == 0 {
+	bus.Publish(event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c7", Tool: "list_kernels", Status: event.CallRunning}})
+	if ev := next(t, events); ev.Type != event.EvCallStarted || ev.Call.ID != "c7" || ev.Seq == 0 {
 		t.Fatalf("live event %+v", ev)
 	}
 
@@ -189,13 +190,13 @@ func TestFeedRoundTrip(t *testing.T) {
 	if err := b.SetPaused(true); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Decide("c6", false); err != nil {
+	if err := b.Decide("c6", calls.Verdict{Allow: false}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Settle("c8", engine.Verdict{Reason: "not that cell"}); err != nil {
+	if err := b.Decide("c8", calls.Verdict{Reason: "not that cell"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Settle("c9", engine.Verdict{Allow: true, ForSession: true, Args: []byte(`{"code":"1"}`)}); err != nil {
+	if err := b.Decide("c9", calls.Verdict{Allow: true, ForSession: true, Args: []byte(`{"code":"1"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.RevokeAllowed(); err != nil {
@@ -229,7 +230,7 @@ func TestFeedRoundTrip(t *testing.T) {
 
 func TestFeedCloseEndsRemoteStream(t *testing.T) {
 	t.Parallel()
-	bus := engine.NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe(16)
 	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, "")
 	srv := httptest.NewServer(feed)
@@ -261,7 +262,7 @@ func TestFeedOverUnixSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bus := engine.NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe(16)
 	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, "")
 	defer feed.Close()
@@ -280,7 +281,7 @@ func TestFeedOverUnixSocket(t *testing.T) {
 		defer feed.mu.Unlock()
 		return len(feed.clients) == 1
 	})
-	bus.Publish(engine.Event{Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k1", State: "busy"}})
+	bus.Publish(event.Event{Type: event.EvKernelStatus, Kernel: &event.KernelEvent{ID: "k1", State: "busy"}})
 	if ev := next(t, events); ev.Kernel == nil || ev.Kernel.State != "busy" {
 		t.Fatalf("event %+v", ev)
 	}

@@ -7,7 +7,7 @@ import (
 	"image/png"
 	"testing"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/eventtest"
 )
 
@@ -23,7 +23,7 @@ func raw(t testing.TB, v any) json.RawMessage { return eventtest.JSON(t, v) }
 // scenario is the shared session of internal/eventtest: an agent opens a
 // notebook, lists files (with a cache hint), edits and runs cells, one call
 // fails, one runs, one is held for approval.
-func scenario(t testing.TB) []engine.Event { return eventtest.Scenario(t) }
+func scenario(t testing.TB) []event.Event { return eventtest.Scenario(t) }
 
 // decodePNG is an image decoder for a State, as the workbench has one.
 func decodePNG(_ string, data []byte) any {

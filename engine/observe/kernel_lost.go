@@ -6,14 +6,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // applyKernelLost records a kernel that went away (shut down or restarted
 // outside, died): its state in the kernels list, and a line in the calls
 // timeline, between the calls it happened among, so that the person sees
 // why the next call failed.
-func (s *State) applyKernelLost(ev engine.Event) {
+func (s *State) applyKernelLost(ev event.Event) {
 	k := *ev.Kernel
 	if old, ok := s.Kernels[k.ID]; ok {
 		if k.Name == "" {
@@ -38,12 +38,12 @@ func (s *State) applyKernelLost(ev engine.Event) {
 	if len(names) > 0 {
 		text = fmt.Sprintf("Kernel %s (notebook %s) %s: its state is gone until the notebook's kernel is restarted.", k.ID, strings.Join(names, ", "), k.Lost)
 	}
-	s.applyCall(engine.Event{Time: ev.Time, Type: engine.EvCallFinished, Call: &engine.CallEvent{
+	s.applyCall(event.Event{Time: ev.Time, Type: event.EvCallFinished, Call: &event.CallEvent{
 		ID:      fmt.Sprintf("kernel-lost-%s-%d", k.ID, ev.Time.UnixNano()),
 		Tool:    "kernel lost",
 		Args:    args,
 		Started: ev.Time,
-		Status:  engine.CallError,
+		Status:  event.CallError,
 		IsError: true,
 		Text:    text,
 	}})

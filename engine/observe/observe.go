@@ -16,7 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/undo"
 )
 
 // HeaderInfo is what the workbench's header shows about the server it
@@ -32,7 +34,7 @@ type HeaderInfo struct {
 // ErrReadOnly is returned by actions on a source that cannot act (a replay).
 var ErrReadOnly = errors.New("this workbench is read-only (replay)")
 
-// Why a source cannot resend a call (engine.Engine.Resend): a replay has no
+// Why a source cannot resend a call (calls.Registry.Resend): a replay has no
 // server to call, and the feed an attached workbench reads carries events
 // and the person's actions on the engine, not tool calls.
 var (
@@ -51,32 +53,42 @@ const subscriptionBuffer = 4096
 // tool call wake them once rather than a dozen times while the call runs.
 const observerBatchWindow = 8 * time.Millisecond
 
+// Engine is what observe needs of an in-process engine (*engine.Engine
+// has it): its bus, its call registry, and the person's two actions that
+// are the core's own. observe imports no engine state beyond these.
+type Engine interface {
+	Bus() *event.Bus
+	Calls() *calls.Registry
+	InterruptKernel(ctx context.Context, kernelID string) error
+	Undo(ctx context.Context, callID string) (undo.Result, error)
+}
+
 // LocalSource is the engine of the workbench's own process.
 type LocalSource struct {
-	e    *engine.Engine
+	e    Engine
 	info HeaderInfo
 }
 
 // Local returns a source on an in-process engine.
-func Local(e *engine.Engine, info HeaderInfo) *LocalSource {
+func Local(e Engine, info HeaderInfo) *LocalSource {
 	return &LocalSource{e: e, info: info}
 }
 
 // Subscribe subscribes to the engine bus and records that a workbench is
 // watching (approval of held calls needs one) until stop is called.
-func (l *LocalSource) Subscribe() (<-chan engine.Event, func()) {
+func (l *LocalSource) Subscribe() (<-chan event.Event, func()) {
 	return subscribeEngine(l.e)
 }
 
 // ServerState is the server state now: it may have been published before
 // the workbench subscribed (the managed Jupyter server starting).
-func (l *LocalSource) ServerState() engine.ServerEvent { return l.e.ServerState() }
+func (l *LocalSource) ServerState() event.ServerEvent { return l.e.Calls().State() }
 
 // subscribeEngine subscribes to e's bus and attaches a workbench for the
 // subscription's lifetime.
-func subscribeEngine(e *engine.Engine) (<-chan engine.Event, func()) {
+func subscribeEngine(e Engine) (<-chan event.Event, func()) {
 	sub := e.Bus().SubscribeBatched(subscriptionBuffer, observerBatchWindow)
-	detach := e.AttachUI()
+	detach := e.Calls().AttachWorkbench()
 	var once sync.Once
 	return sub.C(), func() {
 		once.Do(func() {
@@ -92,23 +104,21 @@ func (l *LocalSource) InterruptKernel(ctx context.Context, kernelID string) erro
 	return l.e.InterruptKernel(ctx, kernelID)
 }
 
-func (l *LocalSource) CancelCall(id string) error { return l.e.CancelCall(id) }
+func (l *LocalSource) CancelCall(id string) error { return l.e.Calls().Cancel(id) }
 
 func (l *LocalSource) SetPaused(paused bool) error {
-	l.e.SetPaused(paused)
+	l.e.Calls().SetPaused(paused)
 	return nil
 }
 
-func (l *LocalSource) Decide(id string, allow bool) error { return l.e.Decide(id, allow) }
+func (l *LocalSource) Decide(id string, v calls.Verdict) error { return l.e.Calls().Decide(id, v) }
 
-func (l *LocalSource) Settle(id string, v engine.Verdict) error { return l.e.Settle(id, v) }
+func (l *LocalSource) CanResend() error { return l.e.Calls().CanResend() }
 
-func (l *LocalSource) CanResend() error { return l.e.CanResend() }
-
-func (l *LocalSource) Resend(r engine.Resend) error { return l.e.Resend(r) }
+func (l *LocalSource) Resend(r calls.Resend) error { return l.e.Calls().Resend(r) }
 
 func (l *LocalSource) RevokeAllowed() error {
-	l.e.RevokeAllowed()
+	l.e.Calls().RevokeAllowed()
 	return nil
 }
 

@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // applyOutsideEdit records a notebook file changed by someone else as a
 // line in the calls timeline, between the calls it happened among: which
 // cells were added, removed, edited or moved, by id. The notebook pane has
 // the new cells already (the reload event before it).
-func (s *State) applyOutsideEdit(ev engine.Event) {
+func (s *State) applyOutsideEdit(ev event.Event) {
 	n := ev.Notebook
-	byKind := map[engine.CellChangeKind][]string{}
-	for _, c := range n.Changes {
-		byKind[c.Change] = append(byKind[c.Change], c.ID)
+	byKind := map[event.HowChanged][]string{}
+	for _, c := range n.ChangedCells {
+		byKind[c.How] = append(byKind[c.How], c.ID)
 	}
 	args := map[string]string{"notebook": n.Name}
 	for kind, ids := range byKind {
@@ -30,13 +30,13 @@ func (s *State) applyOutsideEdit(ev engine.Event) {
 	if at.IsZero() {
 		at = ev.Time
 	}
-	s.applyCall(engine.Event{Time: ev.Time, Type: engine.EvCallFinished, Call: &engine.CallEvent{
+	s.applyCall(event.Event{Time: ev.Time, Type: event.EvCallFinished, Call: &event.CallEvent{
 		ID:      fmt.Sprintf("outside-edit-%s-%d", n.Name, ev.Time.UnixNano()),
 		Tool:    "outside edit",
 		Args:    raw,
 		Started: ev.Time,
-		Status:  engine.CallOK,
-		Text:    engine.OutsideEditText(n.Name, n.Path, at, n.Changes, n.MetadataChanged),
+		Status:  event.CallOK,
+		Text:    event.OutsideEditText(n.Name, n.Path, at, n.ChangedCells, n.MetadataChanged),
 	}})
 	s.CallsVer++
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // A Query is a search over the calls of the timeline, as typed after `/`:
@@ -266,7 +266,7 @@ func (q *Query) Match(c *Call, sessions map[string]string, now time.Time) bool {
 	}
 	if len(q.Took) > 0 {
 		d := c.Duration
-		if c.Status == engine.CallRunning || c.Status == engine.CallHeld {
+		if c.Status == event.CallRunning || c.Status == event.CallHeld {
 			d = now.Sub(c.Started)
 		}
 		for _, b := range q.Took {
@@ -282,7 +282,7 @@ func (q *Query) Match(c *Call, sessions map[string]string, now time.Time) bool {
 // result with isError (the agent got an answer saying what went wrong),
 // "protocol" for a JSON-RPC error (no result at all), "" otherwise.
 func (c *Call) ErrorKind() string {
-	if c.Status != engine.CallError {
+	if c.Status != event.CallError {
 		return ""
 	}
 	if c.IsError || c.Error == "" {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 func TestParseQuery(t *testing.T) {
@@ -74,36 +74,30 @@ func queryCalls(t *testing.T) (*State, time.Time) {
 	t.Helper()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := NewState(nil)
-	s.Apply(engine.Event{Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: "sess-aaaa1111", Client: "Claude Code 2.0"}})
-	s.Apply(engine.Event{Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: "sess-bbbb2222", Client: "cursor 1.0"}})
-	add := func(ce engine.CallEvent, finish *engine.CallEvent) {
+	s.Apply(event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: "sess-aaaa1111", Client: "Claude Code 2.0"}})
+	s.Apply(event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: "sess-bbbb2222", Client: "cursor 1.0"}})
+	add := func(ce event.CallEvent, finish *event.CallEvent) {
 		ce.Started = t0
-		s.Apply(engine.Event{Time: t0, Type: engine.EvCallStarted, Call: &ce})
+		s.Apply(event.Event{Time: t0, Type: event.EvCallStarted, Call: &ce})
 		if finish != nil {
 			finish.ID = ce.ID
-			s.Apply(engine.Event{Time: t0.Add(finish.Duration), Type: engine.EvCallFinished, Call: finish})
+			s.Apply(event.Event{Time: t0.Add(finish.Duration), Type: event.EvCallFinished, Call: finish})
 		}
 	}
-	add(engine.CallEvent{ID: "c1", Session: "sess-aaaa1111", Tool: "read_cell", Args: json.RawMessage(`{"cell_index":3}`)},
-		&engine.CallEvent{Status: engine.CallOK, Duration: 40 * time.Millisecond, Text: `print("Hello")`,
-			Structured: json.RawMessage(`{"kind":"source","result":"print(\"Hello\")"}`), CellID: "a1b2c3d4",
-			Meta: json.RawMessage(`{"io.jupyter-mcp/cell_id":"a1b2c3d4"}`)})
-	add(engine.CallEvent{ID: "c2", Session: "sess-aaaa1111", Tool: "execute_cell", Args: json.RawMessage(`{"cell_id":"ffee0011","timeout":60}`)},
-		&engine.CallEvent{Status: engine.CallError, IsError: true, Duration: 2500 * time.Millisecond, Text: "ZeroDivisionError: division by zero",
-			Structured: json.RawMessage(`{"kind":"outputs","outputs":[{"type":"error","ename":"ZeroDivisionError"}]}`)})
-	add(engine.CallEvent{ID: "c3", Session: "sess-bbbb2222", Tool: "list_files", Args: json.RawMessage(`{"path":"data"}`)},
-		&engine.CallEvent{Status: engine.CallOK, Duration: 900 * time.Millisecond,
-			Structured: json.RawMessage(`{"kind":"rows","columns":["name"],"items":[{"name":"sales.csv"}]}`),
-			Meta:       json.RawMessage(`{"io.jupyter-mcp/cache":{"ttlMs":30000}}`)})
-	add(engine.CallEvent{ID: "c4", Session: "sess-bbbb2222", Tool: "no_such_tool", Args: json.RawMessage(`{}`)},
-		&engine.CallEvent{Status: engine.CallError, Duration: time.Millisecond, Error: "unknown tool \"no_such_tool\""})
-	add(engine.CallEvent{ID: "c5", Session: "sess-aaaa1111", Tool: "delete_cell", Args: json.RawMessage(`{"cell_indices":[0,7]}`)},
-		&engine.CallEvent{Status: engine.CallDenied, Duration: 5 * time.Second, Error: "denied in the workbench"})
-	add(engine.CallEvent{ID: "c6", Session: "sess-aaaa1111", Tool: "insert_execute_code_cell", Args: json.RawMessage(`{"cell_index":-1,"cell_source":"import time\ntime.sleep(60)"}`)}, nil)
-	s.Apply(engine.Event{Time: t0, Type: engine.EvCallHeld, Call: &engine.CallEvent{ID: "c7", Session: "sess-bbbb2222", Tool: "delete_cell", Started: t0,
+	add(event.CallEvent{ID: "c1", Session: "sess-aaaa1111", Tool: "read_cell", Args: json.RawMessage(`{"cell_index":3}`)}, &event.CallEvent{Status: event.CallOK, Duration: 40 * time.Millisecond, Text: `print("Hello")`,
+		Structured: json.RawMessage(`{"kind":"source","result":"print(\"Hello\")"}`), CellID: "a1b2c3d4",
+		Meta: json.RawMessage(`{"io.jupyter-mcp/cell_id":"a1b2c3d4"}`)})
+	add(event.CallEvent{ID: "c2", Session: "sess-aaaa1111", Tool: "execute_cell", Args: json.RawMessage(`{"cell_id":"ffee0011","timeout":60}`)}, &event.CallEvent{Status: event.CallError, IsError: true, Duration: 2500 * time.Millisecond, Text: "ZeroDivisionError: division by zero",
+		Structured: json.RawMessage(`{"kind":"outputs","outputs":[{"type":"error","ename":"ZeroDivisionError"}]}`)})
+	add(event.CallEvent{ID: "c3", Session: "sess-bbbb2222", Tool: "list_files", Args: json.RawMessage(`{"path":"data"}`)}, &event.CallEvent{Status: event.CallOK, Duration: 900 * time.Millisecond,
+		Structured: json.RawMessage(`{"kind":"rows","columns":["name"],"items":[{"name":"sales.csv"}]}`),
+		Meta:       json.RawMessage(`{"io.jupyter-mcp/cache":{"ttlMs":30000}}`)})
+	add(event.CallEvent{ID: "c4", Session: "sess-bbbb2222", Tool: "no_such_tool", Args: json.RawMessage(`{}`)}, &event.CallEvent{Status: event.CallError, Duration: time.Millisecond, Error: "unknown tool \"no_such_tool\""})
+	add(event.CallEvent{ID: "c5", Session: "sess-aaaa1111", Tool: "delete_cell", Args: json.RawMessage(`{"cell_indices":[0,7]}`)}, &event.CallEvent{Status: event.CallDenied, Duration: 5 * time.Second, Error: "denied in the workbench"})
+	add(event.CallEvent{ID: "c6", Session: "sess-aaaa1111", Tool: "insert_execute_code_cell", Args: json.RawMessage(`{"cell_index":-1,"cell_source":"import time\ntime.sleep(60)"}`)}, nil)
+	s.Apply(event.Event{Time: t0, Type: event.EvCallHeld, Call: &event.CallEvent{ID: "c7", Session: "sess-bbbb2222", Tool: "delete_cell", Started: t0,
 		Args: json.RawMessage(`{"cell_ids_to_delete":["9f8e7d6c"]}`)}})
-	add(engine.CallEvent{ID: "c8", Session: "sess-aaaa1111", Tool: "read_notebook", Args: json.RawMessage(`{"notebook_name":"sales"}`)},
-		&engine.CallEvent{Status: engine.CallCancelled, Duration: 300 * time.Millisecond, IsError: true, Text: "The call was cancelled"})
+	add(event.CallEvent{ID: "c8", Session: "sess-aaaa1111", Tool: "read_notebook", Args: json.RawMessage(`{"notebook_name":"sales"}`)}, &event.CallEvent{Status: event.CallCancelled, Duration: 300 * time.Millisecond, IsError: true, Text: "The call was cancelled"})
 	return s, t0.Add(10 * time.Second)
 }
 
@@ -186,7 +180,7 @@ func TestQueryIndexFollowsTheCall(t *testing.T) {
 	if q.Match(c, s.Sessions, now) {
 		t.Fatal("matched a result the call has not given yet")
 	}
-	s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c6", Status: engine.CallOK, Text: "Sleeping done"}})
+	s.Apply(event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c6", Status: event.CallOK, Text: "Sleeping done"}})
 	if !q.Match(c, s.Sessions, now) {
 		t.Error("the finished call's text is not searched")
 	}
@@ -211,7 +205,7 @@ func TestQueryCutJSON(t *testing.T) {
 	s := NewState(nil)
 	src := strings.Repeat("x = 1\n", MaxArgsBytes/6) + "needle_at_the_end = 2\n"
 	args, _ := json.Marshal(map[string]any{"cell_source": "first_line_marker\n" + src})
-	s.Apply(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c1", Tool: "insert_cell", Args: args}})
+	s.Apply(event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c1", Tool: "insert_cell", Args: args}})
 	c := s.Call("c1")
 	if c.ArgsCut == 0 {
 		t.Fatal("the arguments were not cut: the test needs longer ones")
@@ -236,8 +230,8 @@ func BenchmarkSearchTimeline(b *testing.B) {
 	for i := 0; i < MaxCalls; i++ {
 		id := "c" + strings.Repeat("0", 3) + string(rune('a'+i%26)) + time.Duration(i).String()
 		structured, _ := json.Marshal(map[string]any{"kind": "rows", "items": rows})
-		s.Apply(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Tool: "list_files", Args: json.RawMessage(`{"path":"data"}`)}})
-		s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Status: engine.CallOK, Structured: structured, Text: "listing"}})
+		s.Apply(event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: id, Tool: "list_files", Args: json.RawMessage(`{"path":"data"}`)}})
+		s.Apply(event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: id, Status: event.CallOK, Structured: structured, Text: "listing"}})
 	}
 	q, _ := ParseQuery("needle tool:list_*")
 	now := time.Now()
@@ -284,8 +278,8 @@ func FuzzQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, query string, doc []byte) {
 		q, err := ParseQuery(query)
 		s := NewState(nil)
-		s.Apply(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "c1", Tool: "read_cell", Args: doc}})
-		s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c1", Status: engine.CallOK, Structured: doc, Meta: doc, Text: query}})
+		s.Apply(event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c1", Tool: "read_cell", Args: doc}})
+		s.Apply(event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c1", Status: event.CallOK, Structured: doc, Meta: doc, Text: query}})
 		c := s.Call("c1")
 		if err == nil {
 			q.Match(c, s.Sessions, time.Now())

@@ -8,7 +8,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // Redacted replaces secrets in recordings.
@@ -29,12 +29,12 @@ type Recorder struct {
 }
 
 // NewRecorder records every event of e's bus to w until Close.
-func NewRecorder(w io.Writer, e *engine.Engine, secrets []string) *Recorder {
+func NewRecorder(w io.Writer, e interface{ Bus() *event.Bus }, secrets []string) *Recorder {
 	return NewBusRecorder(w, e.Bus(), secrets)
 }
 
 // NewBusRecorder records every event of bus to w until Close.
-func NewBusRecorder(w io.Writer, bus *engine.Bus, secrets []string) *Recorder {
+func NewBusRecorder(w io.Writer, bus *event.Bus, secrets []string) *Recorder {
 	r := NewRecordWriter(w, secrets)
 	sub := bus.SubscribeBatched(subscriptionBuffer, observerBatchWindow)
 	// Drain, not Close: the events of the last batch window (the last
@@ -64,7 +64,7 @@ func NewRecordWriter(w io.Writer, secrets []string) *Recorder {
 }
 
 // Write records one event.
-func (r *Recorder) Write(ev engine.Event) error {
+func (r *Recorder) Write(ev event.Event) error {
 	line, err := json.Marshal(ev)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (r *Recorder) Write(ev engine.Event) error {
 // follow records every event until the channel is closed. After a write
 // error it keeps draining, so the bus does not count the events as missed
 // forever, but writes nothing more.
-func (r *Recorder) follow(events <-chan engine.Event) {
+func (r *Recorder) follow(events <-chan event.Event) {
 	for ev := range events {
 		_ = r.Write(ev)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // lockedBuffer is a bytes.Buffer safe to read while the recorder writes.
@@ -34,15 +34,13 @@ func (b *lockedBuffer) String() string {
 func TestRecordRedactsAndReplays(t *testing.T) {
 	t.Parallel()
 	const token = "tok-9f8e7d6c5b4a"
-	bus := engine.NewBus()
+	bus := event.NewBus()
 	var buf lockedBuffer
 	rec := NewBusRecorder(&buf, bus, []string{token, "ab"}) // "ab" is too short to redact
 	evs := scenario(t)
 	// Secrets show up in arguments, in text and inside URLs.
-	evs = append(evs,
-		engine.Event{Time: t0.Add(40 * time.Second), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "s1", Tool: "connect_jupyter",
-			Args: raw(t, map[string]any{"jupyter_url": "http://h:8888/?token=" + token, "jupyter_token": token}), Status: engine.CallRunning}},
-		engine.Event{Time: t0.Add(41 * time.Second), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "s1", Status: engine.CallOK, Text: "connected with " + token}},
+	evs = append(evs, event.Event{Time: t0.Add(40 * time.Second), Type: event.EvCallStarted, Call: &event.CallEvent{ID: "s1", Tool: "connect_jupyter",
+		Args: raw(t, map[string]any{"jupyter_url": "http://h:8888/?token=" + token, "jupyter_token": token}), Status: event.CallRunning}}, event.Event{Time: t0.Add(41 * time.Second), Type: event.EvCallFinished, Call: &event.CallEvent{ID: "s1", Status: event.CallOK, Text: "connected with " + token}},
 	)
 	for _, ev := range evs {
 		bus.Publish(ev)
@@ -78,7 +76,7 @@ func TestRecordRedactsAndReplays(t *testing.T) {
 	}
 	events, stopReplay := b.Subscribe()
 	defer stopReplay()
-	var got []engine.Event
+	var got []event.Event
 	for ev := range events {
 		got = append(got, ev)
 	}
@@ -110,7 +108,7 @@ func TestReplayKeepsTiming(t *testing.T) {
 	var buf bytes.Buffer
 	rec := NewRecordWriter(&buf, nil)
 	for i := 0; i < 3; i++ {
-		if err := rec.Write(engine.Event{Seq: uint64(i + 1), Time: t0.Add(time.Duration(i) * 200 * time.Millisecond), Type: engine.EvMissed, Missed: 1}); err != nil {
+		if err := rec.Write(event.Event{Seq: uint64(i + 1), Time: t0.Add(time.Duration(i) * 200 * time.Millisecond), Type: event.EvMissed, Missed: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,9 +156,9 @@ func TestRecorderCloseSyncsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	bus := engine.NewBus()
+	bus := event.NewBus()
 	rec := NewBusRecorder(f, bus, nil)
-	bus.Publish(engine.Event{Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k", State: "idle"}})
+	bus.Publish(event.Event{Type: event.EvKernelStatus, Kernel: &event.KernelEvent{ID: "k", State: "idle"}})
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +170,7 @@ func TestRecorderCloseSyncsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	if err := NewBusRecorder(null, engine.NewBus(), nil).Close(); err != nil {
+	if err := NewBusRecorder(null, event.NewBus(), nil).Close(); err != nil {
 		t.Fatalf("closing a recorder on %s: %v", os.DevNull, err)
 	}
 }

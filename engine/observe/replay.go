@@ -12,7 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // ReplayOptions tune a replay.
@@ -29,7 +30,7 @@ type ReplayOptions struct {
 // behind it.
 type ReplaySource struct {
 	path   string
-	events []engine.Event
+	events []event.Event
 	opts   ReplayOptions
 
 	mu     sync.Mutex
@@ -127,8 +128,8 @@ func Replay(path string, options ...ReplayOptions) (*ReplaySource, error) {
 }
 
 // ReadRecording parses JSON lines of events; blank lines are skipped.
-func ReadRecording(r io.Reader) ([]engine.Event, error) {
-	var evs []engine.Event
+func ReadRecording(r io.Reader) ([]event.Event, error) {
+	var evs []event.Event
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -136,7 +137,7 @@ func ReadRecording(r io.Reader) ([]engine.Event, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var ev engine.Event
+		var ev event.Event
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
@@ -151,8 +152,8 @@ func ReadRecording(r io.Reader) ([]engine.Event, error) {
 // so elapsed times and cache TTLs count as they did when recorded; an event
 // played off its schedule (after a pause, or ahead of it by a step) is
 // dated when it is played, and those after it keep their distances to it.
-func (p *ReplaySource) Subscribe() (<-chan engine.Event, func()) {
-	out := make(chan engine.Event, 64)
+func (p *ReplaySource) Subscribe() (<-chan event.Event, func()) {
+	out := make(chan event.Event, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		defer close(out)
@@ -214,7 +215,7 @@ func (p *ReplaySource) Subscribe() (<-chan engine.Event, func()) {
 			case <-ctx.Done():
 				return
 			}
-			if ev.Type == engine.EvCallFinished {
+			if ev.Type == event.EvCallFinished {
 				p.played()
 			}
 		}
@@ -271,9 +272,8 @@ func (p *ReplaySource) ReadOnly() bool { return true }
 func (p *ReplaySource) InterruptKernel(context.Context, string) error { return ErrReadOnly }
 func (p *ReplaySource) CancelCall(string) error                       { return ErrReadOnly }
 func (p *ReplaySource) SetPaused(bool) error                          { return ErrReadOnly }
-func (p *ReplaySource) Decide(string, bool) error                     { return ErrReadOnly }
-func (p *ReplaySource) Settle(string, engine.Verdict) error           { return ErrReadOnly }
+func (p *ReplaySource) Decide(string, calls.Verdict) error            { return ErrReadOnly }
 func (p *ReplaySource) RevokeAllowed() error                          { return ErrReadOnly }
 func (p *ReplaySource) Undo(string) error                             { return ErrReadOnly }
 func (p *ReplaySource) CanResend() error                              { return ErrResendReplay }
-func (p *ReplaySource) Resend(engine.Resend) error                    { return ErrResendReplay }
+func (p *ReplaySource) Resend(calls.Resend) error                     { return ErrResendReplay }

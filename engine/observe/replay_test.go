@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // writeCalls writes a recording of n calls, each a start and a result a
@@ -21,10 +21,10 @@ func writeCalls(t *testing.T, n int) string {
 	for i := 1; i <= n; i++ {
 		id := string(rune('a' + i - 1))
 		started := next()
-		for _, ev := range []engine.Event{
-			{Time: started, Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Tool: "list_files", Status: engine.CallRunning, Started: started}},
-			{Time: next(), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Tool: "list_files", Status: engine.CallOK, Started: started, Duration: time.Second}},
-			{Time: next(), Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k", State: "idle"}},
+		for _, ev := range []event.Event{
+			{Time: started, Type: event.EvCallStarted, Call: &event.CallEvent{ID: id, Tool: "list_files", Status: event.CallRunning, Started: started}},
+			{Time: next(), Type: event.EvCallFinished, Call: &event.CallEvent{ID: id, Tool: "list_files", Status: event.CallOK, Started: started, Duration: time.Second}},
+			{Time: next(), Type: event.EvKernelStatus, Kernel: &event.KernelEvent{ID: "k", State: "idle"}},
 		} {
 			if err := rec.Write(ev); err != nil {
 				t.Fatal(err)
@@ -39,7 +39,7 @@ func writeCalls(t *testing.T, n int) string {
 }
 
 // next reads one event, failing after a generous wait.
-func nextEvent(t *testing.T, evs <-chan engine.Event) engine.Event {
+func nextEvent(t *testing.T, evs <-chan event.Event) event.Event {
 	t.Helper()
 	select {
 	case ev, ok := <-evs:
@@ -50,12 +50,12 @@ func nextEvent(t *testing.T, evs <-chan engine.Event) engine.Event {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no event within 10s")
 	}
-	return engine.Event{}
+	return event.Event{}
 }
 
 // quiet checks that nothing is played for a while. It cannot fail a replay
 // that is right: a paused replay plays nothing, however long one waits.
-func quiet(t *testing.T, evs <-chan engine.Event) {
+func quiet(t *testing.T, evs <-chan event.Event) {
 	t.Helper()
 	select {
 	case ev := <-evs:
@@ -84,11 +84,11 @@ func TestReplayPausesAndSteps(t *testing.T) {
 	quiet(t, evs)
 
 	b.StepReplay()
-	if ev := nextEvent(t, evs); ev.Type != engine.EvCallStarted || ev.Call.ID != "a" {
+	if ev := nextEvent(t, evs); ev.Type != event.EvCallStarted || ev.Call.ID != "a" {
 		t.Fatalf("first step began with %s %+v", ev.Type, ev.Call)
 	}
 	first := nextEvent(t, evs)
-	if first.Type != engine.EvCallFinished || first.Call.ID != "a" {
+	if first.Type != event.EvCallFinished || first.Call.ID != "a" {
 		t.Fatalf("first step ended with %s", first.Type)
 	}
 	quiet(t, evs)
@@ -105,7 +105,7 @@ func TestReplayPausesAndSteps(t *testing.T) {
 	quiet(t, evs)
 
 	b.SetReplayPaused(false)
-	var last engine.Event
+	var last event.Event
 	n := 0
 	for ev := range evs {
 		last, n = ev, n+1

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // Bounds on what the projection keeps. An agent can produce output far
@@ -27,7 +27,8 @@ const (
 
 // Call is one tool call as last seen, with what was cut from it.
 type Call struct {
-	engine.CallEvent
+	event.CallEvent
+
 	Finished      time.Time // when the call.finished event was published
 	ArgsCut       int       // bytes of Args left out (Args is then not valid JSON)
 	TextCut       int
@@ -47,7 +48,8 @@ type Call struct {
 
 // Output is one cell output as kept by the projection.
 type Output struct {
-	engine.OutputSnapshot
+	event.OutputSnapshot
+
 	// Decoded is what the state's image decoder made of Image (see
 	// NewState), made once and shared by the copies of this output; nil
 	// when the output has no image or the state decodes none.
@@ -69,8 +71,8 @@ type Cell struct {
 }
 
 // snapshot turns the cell back into the engine's form.
-func (c *Cell) snapshot() engine.CellSnapshot {
-	snap := engine.CellSnapshot{ID: c.ID, Type: c.Type, Source: c.Source, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
+func (c *Cell) snapshot() event.CellSnapshot {
+	snap := event.CellSnapshot{ID: c.ID, Type: c.Type, Source: c.Source, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
 	for _, o := range c.Outputs {
 		snap.Outputs = append(snap.Outputs, o.OutputSnapshot)
 	}
@@ -88,7 +90,8 @@ type Notebook struct {
 
 // Exec is one execution: running, or recently finished.
 type Exec struct {
-	engine.ExecEvent
+	event.ExecEvent
+
 	Started      time.Time
 	Finished     time.Time // zero while running
 	tail         []string  // last lines of streamed output (bounded)
@@ -143,10 +146,10 @@ type State struct {
 	execIndex    map[string]*Exec
 	ExecsDropped int
 
-	Kernels   map[string]engine.KernelEvent
-	sandboxes map[string]engine.SandboxEvent
+	Kernels   map[string]event.KernelEvent
+	sandboxes map[string]event.SandboxEvent
 
-	Server     engine.ServerEvent
+	Server     event.ServerEvent
 	haveServer bool
 	Missed     uint64 // events the bus dropped because we were slow
 	Applied    uint64 // events applied
@@ -170,44 +173,44 @@ func NewState(decode ImageDecoder) *State {
 		Sessions:  map[string]string{},
 		Notebooks: map[string]*Notebook{},
 		execIndex: map[string]*Exec{},
-		Kernels:   map[string]engine.KernelEvent{},
-		sandboxes: map[string]engine.SandboxEvent{},
+		Kernels:   map[string]event.KernelEvent{},
+		sandboxes: map[string]event.SandboxEvent{},
 	}
 }
 
 // Apply folds one event into the state.
-func (s *State) Apply(ev engine.Event) {
+func (s *State) Apply(ev event.Event) {
 	s.Applied++
 	switch ev.Type {
-	case engine.EvCallStarted, engine.EvCallProgress, engine.EvCallHeld, engine.EvCallFinished:
+	case event.EvCallStarted, event.EvCallProgress, event.EvCallHeld, event.EvCallFinished:
 		if ev.Call != nil {
 			s.CallsVer++
 			s.applyCall(ev)
 		}
-	case engine.EvSessionOpened:
+	case event.EvSessionOpened:
 		if ev.Session != nil {
 			s.ServerVer++
 			s.Sessions[ev.Session.ID] = ev.Session.Client
 		}
-	case engine.EvSessionClosed:
+	case event.EvSessionClosed:
 		if ev.Session != nil {
 			s.ServerVer++
 			delete(s.Sessions, ev.Session.ID)
 		}
-	case engine.EvNotebookOpened, engine.EvNotebookChanged, engine.EvNotebookClosed:
+	case event.EvNotebookOpened, event.EvNotebookChanged, event.EvNotebookClosed:
 		if ev.Notebook != nil {
 			s.applyNotebook(ev)
 		}
-	case engine.EvNotebookOutsideEdit:
+	case event.EvNotebookOutsideEdit:
 		if ev.Notebook != nil {
 			s.applyOutsideEdit(ev)
 		}
-	case engine.EvExecStarted, engine.EvExecOutput, engine.EvExecFinished:
+	case event.EvExecStarted, event.EvExecOutput, event.EvExecFinished:
 		if ev.Exec != nil {
 			s.ExecsVer++
 			s.applyExec(ev)
 		}
-	case engine.EvKernelStatus:
+	case event.EvKernelStatus:
 		if ev.Kernel != nil {
 			s.KernelsVer++
 			k := *ev.Kernel
@@ -216,16 +219,16 @@ func (s *State) Apply(ev engine.Event) {
 			}
 			s.Kernels[k.ID] = k
 		}
-	case engine.EvKernelLost:
+	case event.EvKernelLost:
 		if ev.Kernel != nil {
 			s.applyKernelLost(ev)
 		}
-	case engine.EvSandboxStatus:
+	case event.EvSandboxStatus:
 		if ev.Sandbox != nil {
 			s.KernelsVer++
 			s.sandboxes[ev.Sandbox.Name] = *ev.Sandbox
 		}
-	case engine.EvServerState:
+	case event.EvServerState:
 		if ev.Server != nil {
 			s.ServerVer++
 			srv := *ev.Server
@@ -234,7 +237,7 @@ func (s *State) Apply(ev engine.Event) {
 			}
 			s.Server, s.haveServer = srv, true
 		}
-	case engine.EvMissed:
+	case event.EvMissed:
 		s.ServerVer++
 		s.Missed += ev.Missed
 	}
@@ -256,11 +259,11 @@ func capString(s string, n int) (string, int) {
 	return strings.ToValidUTF8(s[:n], ""), len(s) - n
 }
 
-func (s *State) applyCall(ev engine.Event) {
+func (s *State) applyCall(ev event.Event) {
 	c := ev.Call
 	r, ok := s.callIndex[c.ID]
 	if !ok {
-		r = &Call{CallEvent: engine.CallEvent{ID: c.ID}}
+		r = &Call{CallEvent: event.CallEvent{ID: c.ID}}
 		s.callIndex[c.ID] = r
 		s.Calls = append(s.Calls, r)
 		s.trimCalls()
@@ -303,18 +306,18 @@ func (s *State) applyCall(ev engine.Event) {
 		r.Status = c.Status
 	}
 	switch ev.Type {
-	case engine.EvCallStarted:
+	case event.EvCallStarted:
 		if r.Status == "" {
-			r.Status = engine.CallRunning
+			r.Status = event.CallRunning
 		}
-	case engine.EvCallHeld:
-		r.Status = engine.CallHeld
+	case event.EvCallHeld:
+		r.Status = event.CallHeld
 		if c.Preview != nil {
 			r.Preview = c.Preview
 		}
-	case engine.EvCallProgress:
+	case event.EvCallProgress:
 		r.Progress, _ = capString(c.Progress, 512)
-	case engine.EvCallFinished:
+	case event.EvCallFinished:
 		r.Duration = c.Duration
 		r.Preview = nil // what it would do is now what it did
 		r.Finished = ev.Time
@@ -332,10 +335,10 @@ func (s *State) applyCall(ev engine.Event) {
 		if c.UndoOf != "" && !c.IsError {
 			s.undone(c.UndoOf)
 		}
-		if r.Status == "" || r.Status == engine.CallRunning || r.Status == engine.CallHeld {
-			r.Status = engine.CallOK
+		if r.Status == "" || r.Status == event.CallRunning || r.Status == event.CallHeld {
+			r.Status = event.CallOK
 			if r.IsError || r.Error != "" {
-				r.Status = engine.CallError
+				r.Status = event.CallError
 			}
 		}
 	}
@@ -362,7 +365,7 @@ func (s *State) trimCalls() {
 	for len(s.Calls) > MaxCalls {
 		drop := 0
 		for i, r := range s.Calls {
-			if r.Status != engine.CallRunning && r.Status != engine.CallHeld {
+			if r.Status != event.CallRunning && r.Status != event.CallHeld {
 				drop = i
 				break
 			}
@@ -379,7 +382,7 @@ func (s *State) Call(id string) *Call { return s.callIndex[id] }
 // Exec returns the execution with the given id, or nil.
 func (s *State) Exec(id string) *Exec { return s.execIndex[id] }
 
-func (s *State) newCell(c engine.CellSnapshot) Cell {
+func (s *State) newCell(c event.CellSnapshot) Cell {
 	s.cellVer++
 	cs := Cell{Ver: s.cellVer, ID: c.ID, Type: c.Type, ExecutionCount: c.ExecutionCount, OutputsOmitted: c.OutputsOmitted}
 	cs.Source, cs.SourceCut = capString(c.Source, MaxSourceBytes)
@@ -398,7 +401,7 @@ func (s *State) newCell(c engine.CellSnapshot) Cell {
 // like the agent's text (engine Config.MaxOutputBytes). MaxOutputText only
 // cuts further (by the model's rules, so the note stays true) when that
 // bound is set higher, or a feed sends more.
-func (s *State) newOutput(o engine.OutputSnapshot) Output {
+func (s *State) newOutput(o event.OutputSnapshot) Output {
 	out := Output{OutputSnapshot: o.Bound(MaxOutputText)}
 	if len(o.Image) > 0 && s.decode != nil {
 		out.Decoded = s.decode(o.MimeType, o.Image)
@@ -406,9 +409,9 @@ func (s *State) newOutput(o engine.OutputSnapshot) Output {
 	return out
 }
 
-func (s *State) applyNotebook(ev engine.Event) {
+func (s *State) applyNotebook(ev event.Event) {
 	n := ev.Notebook
-	if ev.Type == engine.EvNotebookClosed {
+	if ev.Type == event.EvNotebookClosed {
 		if _, ok := s.Notebooks[n.Name]; ok {
 			s.NotebooksVer++
 			delete(s.Notebooks, n.Name)
@@ -437,21 +440,21 @@ func (s *State) applyNotebook(ev engine.Event) {
 	}
 	nb.Changed = ev.Time
 	op := n.Op
-	if ev.Type == engine.EvNotebookOpened {
-		op = engine.OpReload
+	if ev.Type == event.EvNotebookOpened {
+		op = event.OpReload
 	}
 	cells := make([]Cell, 0, len(n.Cells))
 	for _, c := range n.Cells {
 		cells = append(cells, s.newCell(c))
 	}
 	switch op {
-	case engine.OpReload:
+	case event.OpReload:
 		nb.Cells = cells
 		return
-	case engine.OpInsert:
+	case event.OpInsert:
 		at := clamp(n.Index, 0, len(nb.Cells))
 		nb.Cells = append(nb.Cells[:at], append(cells, nb.Cells[at:]...)...)
-	case engine.OpDelete:
+	case event.OpDelete:
 		if len(n.CellIDs) > 0 {
 			gone := map[string]bool{}
 			for _, id := range n.CellIDs {
@@ -467,7 +470,7 @@ func (s *State) applyNotebook(ev engine.Event) {
 		} else if n.Index >= 0 && n.Index < len(nb.Cells) {
 			nb.Cells = append(nb.Cells[:n.Index], nb.Cells[n.Index+1:]...)
 		}
-	case engine.OpMove:
+	case event.OpMove:
 		from := n.From
 		if len(cells) > 0 {
 			if i := nb.IndexOf(cells[0].ID); i >= 0 {
@@ -525,11 +528,11 @@ func clamp(v, lo, hi int) int {
 	return v
 }
 
-func (s *State) applyExec(ev engine.Event) {
+func (s *State) applyExec(ev event.Event) {
 	e := ev.Exec
 	x, ok := s.execIndex[e.ID]
 	if !ok {
-		x = &Exec{ExecEvent: engine.ExecEvent{ID: e.ID}, Started: ev.Time}
+		x = &Exec{ExecEvent: event.ExecEvent{ID: e.ID}, Started: ev.Time}
 		s.execIndex[e.ID] = x
 		s.Execs = append(s.Execs, x)
 	}
@@ -547,11 +550,11 @@ func (s *State) applyExec(ev engine.Event) {
 		x.Code, _ = capString(e.Code, MaxSourceBytes)
 	}
 	switch ev.Type {
-	case engine.EvExecOutput:
+	case event.EvExecOutput:
 		if e.Output != nil {
 			x.addOutput(*e.Output)
 		}
-	case engine.EvExecFinished:
+	case event.EvExecFinished:
 		x.Status = e.Status
 		x.Elapsed = e.Elapsed
 		x.Finished = ev.Time
@@ -566,7 +569,7 @@ func (s *State) applyExec(ev engine.Event) {
 }
 
 // addOutput appends an output to the execution's tail.
-func (x *Exec) addOutput(o engine.OutputSnapshot) {
+func (x *Exec) addOutput(o event.OutputSnapshot) {
 	x.Outputs++
 	var text string
 	switch {
@@ -685,8 +688,8 @@ func (s *State) trimExecs() {
 }
 
 // SortedKernels lists kernels by id, for a stable display.
-func (s *State) SortedKernels() []engine.KernelEvent {
-	out := make([]engine.KernelEvent, 0, len(s.Kernels))
+func (s *State) SortedKernels() []event.KernelEvent {
+	out := make([]event.KernelEvent, 0, len(s.Kernels))
 	for _, k := range s.Kernels {
 		out = append(out, k)
 	}
@@ -695,8 +698,8 @@ func (s *State) SortedKernels() []engine.KernelEvent {
 }
 
 // SortedSandboxes lists sandboxes by name.
-func (s *State) SortedSandboxes() []engine.SandboxEvent {
-	out := make([]engine.SandboxEvent, 0, len(s.sandboxes))
+func (s *State) SortedSandboxes() []event.SandboxEvent {
+	out := make([]event.SandboxEvent, 0, len(s.sandboxes))
 	for _, sb := range s.sandboxes {
 		out = append(out, sb)
 	}
@@ -707,11 +710,11 @@ func (s *State) SortedSandboxes() []engine.SandboxEvent {
 // Snapshot renders the state as a sequence of events that rebuilds it when
 // applied to an empty state: what the feed server sends a workbench that
 // attaches after things have happened.
-func (s *State) Snapshot() []engine.Event {
-	var evs []engine.Event
+func (s *State) Snapshot() []event.Event {
+	var evs []event.Event
 	if s.haveServer {
 		srv := s.Server
-		evs = append(evs, engine.Event{Type: engine.EvServerState, Server: &srv})
+		evs = append(evs, event.Event{Type: event.EvServerState, Server: &srv})
 	}
 	ids := make([]string, 0, len(s.Sessions))
 	for id := range s.Sessions {
@@ -719,63 +722,63 @@ func (s *State) Snapshot() []engine.Event {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		evs = append(evs, engine.Event{Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: id, Client: s.Sessions[id]}})
+		evs = append(evs, event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: id, Client: s.Sessions[id]}})
 	}
 	for _, k := range s.SortedKernels() {
 		k := k
-		evs = append(evs, engine.Event{Type: engine.EvKernelStatus, Kernel: &k})
+		evs = append(evs, event.Event{Type: event.EvKernelStatus, Kernel: &k})
 	}
 	for _, sb := range s.SortedSandboxes() {
 		sb := sb
-		evs = append(evs, engine.Event{Type: engine.EvSandboxStatus, Sandbox: &sb})
+		evs = append(evs, event.Event{Type: event.EvSandboxStatus, Sandbox: &sb})
 	}
 	for _, name := range s.NotebookOrder {
 		nb := s.Notebooks[name]
-		ne := &engine.NotebookEvent{Name: nb.Name, Path: nb.Path, KernelID: nb.KernelID}
+		ne := &event.NotebookEvent{Name: nb.Name, Path: nb.Path, KernelID: nb.KernelID}
 		for _, c := range nb.Cells {
 			ne.Cells = append(ne.Cells, c.snapshot())
 		}
-		evs = append(evs, engine.Event{Time: nb.Changed, Type: engine.EvNotebookOpened, Notebook: ne})
+		evs = append(evs, event.Event{Time: nb.Changed, Type: event.EvNotebookOpened, Notebook: ne})
 		// Replay the last change too, so the attached workbench marks and
 		// shows the cell that changed last, as a live one does.
 		if at := nb.IndexOf(nb.LastCellID); at >= 0 {
-			evs = append(evs, engine.Event{Time: nb.Changed, Type: engine.EvNotebookChanged, Notebook: &engine.NotebookEvent{
-				Name: nb.Name, Op: engine.OpEdit, Index: at, Cells: []engine.CellSnapshot{nb.Cells[at].snapshot()}}})
+			evs = append(evs, event.Event{Time: nb.Changed, Type: event.EvNotebookChanged, Notebook: &event.NotebookEvent{
+				Name: nb.Name, Op: event.OpEdit, Index: at, Cells: []event.CellSnapshot{nb.Cells[at].snapshot()}}})
 		}
 	}
 	for _, r := range s.Calls {
 		c := r.CallEvent
-		typ := engine.EvCallStarted
+		typ := event.EvCallStarted
 		t := c.Started
 		switch c.Status {
-		case engine.CallHeld:
-			typ = engine.EvCallHeld
-		case engine.CallRunning:
+		case event.CallHeld:
+			typ = event.EvCallHeld
+		case event.CallRunning:
 		default:
-			typ = engine.EvCallFinished
+			typ = event.EvCallFinished
 			t = r.Finished
 		}
-		evs = append(evs, engine.Event{Time: t, Type: typ, Call: &c})
+		evs = append(evs, event.Event{Time: t, Type: typ, Call: &c})
 	}
 	for _, x := range s.Execs {
 		start := x.ExecEvent
 		start.Output, start.Status, start.Elapsed = nil, "", 0
-		evs = append(evs, engine.Event{Time: x.Started, Type: engine.EvExecStarted, Exec: &start})
+		evs = append(evs, event.Event{Time: x.Started, Type: event.EvExecStarted, Exec: &start})
 		if lines := x.Tail(MaxExecTailLines); len(lines) > 0 {
 			text := strings.Join(lines, "\n")
 			if x.partial == "" {
 				text += "\n"
 			}
-			out := engine.ExecEvent{ID: x.ID, Output: &engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: text}}
-			evs = append(evs, engine.Event{Time: x.Started, Type: engine.EvExecOutput, Exec: &out})
+			out := event.ExecEvent{ID: x.ID, Output: &event.OutputSnapshot{Kind: "stream", Name: "stdout", Text: text}}
+			evs = append(evs, event.Event{Time: x.Started, Type: event.EvExecOutput, Exec: &out})
 		}
 		if !x.Running() {
-			fin := engine.ExecEvent{ID: x.ID, Status: x.Status, Elapsed: x.Elapsed}
-			evs = append(evs, engine.Event{Time: x.Finished, Type: engine.EvExecFinished, Exec: &fin})
+			fin := event.ExecEvent{ID: x.ID, Status: x.Status, Elapsed: x.Elapsed}
+			evs = append(evs, event.Event{Time: x.Finished, Type: event.EvExecFinished, Exec: &fin})
 		}
 	}
 	if s.Missed > 0 {
-		evs = append(evs, engine.Event{Type: engine.EvMissed, Missed: s.Missed})
+		evs = append(evs, event.Event{Type: event.EvMissed, Missed: s.Missed})
 	}
 	return evs
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 func cellIDs(nb *Notebook) string {
@@ -18,31 +18,31 @@ func cellIDs(nb *Notebook) string {
 
 func TestNotebookOps(t *testing.T) {
 	t.Parallel()
-	cell := func(id string) engine.CellSnapshot {
-		return engine.CellSnapshot{ID: id, Type: "code", Source: "src " + id}
+	cell := func(id string) event.CellSnapshot {
+		return event.CellSnapshot{ID: id, Type: "code", Source: "src " + id}
 	}
-	nbev := func(typ engine.EventType, ne engine.NotebookEvent) engine.Event {
+	nbev := func(typ event.EventType, ne event.NotebookEvent) event.Event {
 		ne.Name = "nb"
-		return engine.Event{Type: typ, Notebook: &ne}
+		return event.Event{Type: typ, Notebook: &ne}
 	}
 	tests := []struct {
 		name string
-		ev   engine.Event
+		ev   event.Event
 		want string
 	}{
-		{"insert in the middle", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpInsert, Index: 1, Cells: []engine.CellSnapshot{cell("n")}}), "a,n,b,c"},
-		{"append", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpInsert, Index: 3, Cells: []engine.CellSnapshot{cell("n")}}), "a,b,c,n"},
-		{"delete by ids", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpDelete, Index: 0, CellIDs: []string{"a", "c"}}), "b"},
-		{"move down", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpMove, From: 0, Index: 2, Cells: []engine.CellSnapshot{cell("a")}}), "b,c,a"},
-		{"move up", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpMove, From: 2, Index: 0, Cells: []engine.CellSnapshot{cell("c")}}), "c,a,b"},
-		{"edit by id", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpEdit, Index: 0, Cells: []engine.CellSnapshot{{ID: "b", Source: "new"}}}), "a,b,c"},
-		{"reload", nbev(engine.EvNotebookChanged, engine.NotebookEvent{Op: engine.OpReload, Cells: []engine.CellSnapshot{cell("x")}}), "x"},
+		{"insert in the middle", nbev(event.EvNotebookChanged, event.NotebookEvent{Op: event.OpInsert, Index: 1, Cells: []event.CellSnapshot{cell("n")}}), "a,n,b,c"},
+		{"append", nbev(event.EvNotebookChanged, event.NotebookEvent{Op: event.OpInsert, Index: 3, Cells: []event.CellSnapshot{cell("n")}}), "a,b,c,n"},
+		{"delete by ids", nbev(event.EvNotebookChanged, event.NotebookEvent{Op: event.OpDelete, Index: 0, CellIDs: []string{"a", "c"}}), "b"},
+		{"move down", nbev(event.EvNotebookChanged, event.NotebookEvent{Op: event.OpMove, From: 0, Index: 2, Cells: []event.CellSnapshot{cell("a")}}), "b,c,a"},
+		{"move up", nbev(event.EvNotebookChanged, event.NotebookEvent{Op: event.OpMove, From: 2, Index: 0, Cells: []event.CellSnapshot{cell("c")}}), "c,a,b"},
+		{"edit by id", nbev(event.EvNotebookChanged, event.NotebookEvent{Op: event.OpEdit, Index: 0, Cells: []event.CellSnapshot{{ID: "b", Source: "new"}}}), "a,b,c"},
+		{"reload", nbev(event.EvNotebookChanged, event.NotebookEvent{Op: event.OpReload, Cells: []event.CellSnapshot{cell("x")}}), "x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := NewState(decodePNG)
-			s.Apply(nbev(engine.EvNotebookOpened, engine.NotebookEvent{Path: "nb.ipynb", Cells: []engine.CellSnapshot{cell("a"), cell("b"), cell("c")}}))
+			s.Apply(nbev(event.EvNotebookOpened, event.NotebookEvent{Path: "nb.ipynb", Cells: []event.CellSnapshot{cell("a"), cell("b"), cell("c")}}))
 			s.Apply(tt.ev)
 			nb := s.Notebooks["nb"]
 			if got := cellIDs(nb); got != tt.want {
@@ -54,8 +54,8 @@ func TestNotebookOps(t *testing.T) {
 		})
 	}
 	s := NewState(decodePNG)
-	s.Apply(nbev(engine.EvNotebookOpened, engine.NotebookEvent{Cells: []engine.CellSnapshot{cell("a")}}))
-	s.Apply(nbev(engine.EvNotebookClosed, engine.NotebookEvent{}))
+	s.Apply(nbev(event.EvNotebookOpened, event.NotebookEvent{Cells: []event.CellSnapshot{cell("a")}}))
+	s.Apply(nbev(event.EvNotebookClosed, event.NotebookEvent{}))
 	if len(s.Notebooks) != 0 || len(s.NotebookOrder) != 0 {
 		t.Fatal("a closed notebook is still listed")
 	}
@@ -64,33 +64,33 @@ func TestNotebookOps(t *testing.T) {
 func TestCallMerging(t *testing.T) {
 	t.Parallel()
 	s := NewState(decodePNG)
-	s.Apply(engine.Event{Type: engine.EvCallStarted, Time: t0, Call: &engine.CallEvent{ID: "c", Tool: "execute_cell", Session: "s", Status: engine.CallRunning, Started: t0}})
-	s.Apply(engine.Event{Type: engine.EvCallProgress, Call: &engine.CallEvent{ID: "c", Progress: "12s of 300s, 3 outputs"}})
+	s.Apply(event.Event{Type: event.EvCallStarted, Time: t0, Call: &event.CallEvent{ID: "c", Tool: "execute_cell", Session: "s", Status: event.CallRunning, Started: t0}})
+	s.Apply(event.Event{Type: event.EvCallProgress, Call: &event.CallEvent{ID: "c", Progress: "12s of 300s, 3 outputs"}})
 	// A finished event without a status is decided from isError.
-	s.Apply(engine.Event{Type: engine.EvCallFinished, Time: t0.Add(2e9), Call: &engine.CallEvent{ID: "c", IsError: true, Duration: 2e9}})
+	s.Apply(event.Event{Type: event.EvCallFinished, Time: t0.Add(2e9), Call: &event.CallEvent{ID: "c", IsError: true, Duration: 2e9}})
 	c := s.Call("c")
-	if c.Tool != "execute_cell" || c.Session != "s" || c.Status != engine.CallError || c.Progress == "" || c.Duration != 2e9 {
+	if c.Tool != "execute_cell" || c.Session != "s" || c.Status != event.CallError || c.Progress == "" || c.Duration != 2e9 {
 		t.Fatalf("merged call %+v", c.CallEvent)
 	}
 	// A call a person edited shows the arguments that ran, marked so.
 	se := NewState(decodePNG)
-	se.Apply(engine.Event{Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "e", Tool: "execute_code", Args: []byte(`{"code":"1"}`), Status: engine.CallRunning}})
-	se.Apply(engine.Event{Type: engine.EvCallProgress, Call: &engine.CallEvent{ID: "e", Args: []byte(`{"code":"2"}`), Edited: true, Progress: "allowed with arguments edited by the person"}})
-	se.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "e", Status: engine.CallOK}})
+	se.Apply(event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: "e", Tool: "execute_code", Args: []byte(`{"code":"1"}`), Status: event.CallRunning}})
+	se.Apply(event.Event{Type: event.EvCallProgress, Call: &event.CallEvent{ID: "e", Args: []byte(`{"code":"2"}`), Edited: true, Progress: "allowed with arguments edited by the person"}})
+	se.Apply(event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: "e", Status: event.CallOK}})
 	if e := se.Call("e"); !e.Edited || string(e.Args) != `{"code":"2"}` {
 		t.Fatalf("edited call %+v", e.CallEvent)
 	}
 	for i := 0; i < MaxCalls+10; i++ {
 		id := "x" + strconv.Itoa(i)
-		s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Status: engine.CallOK}})
+		s.Apply(event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: id, Status: event.CallOK}})
 	}
 	if len(s.Calls) != MaxCalls || s.CallsDropped != 11 || s.Call("c") != nil {
 		t.Fatalf("kept %d, dropped %d", len(s.Calls), s.CallsDropped)
 	}
 	// Active calls outlive finished ones when the timeline is trimmed.
-	s.Apply(engine.Event{Type: engine.EvCallHeld, Call: &engine.CallEvent{ID: "held", Status: engine.CallHeld}})
+	s.Apply(event.Event{Type: event.EvCallHeld, Call: &event.CallEvent{ID: "held", Status: event.CallHeld}})
 	for i := 0; i < MaxCalls; i++ {
-		s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "y" + strconv.Itoa(i), Status: engine.CallOK}})
+		s.Apply(event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: "y" + strconv.Itoa(i), Status: event.CallOK}})
 	}
 	if s.Call("held") == nil {
 		t.Fatal("a held call was dropped before finished ones")
@@ -100,26 +100,26 @@ func TestCallMerging(t *testing.T) {
 func TestExecTailSplitsLines(t *testing.T) {
 	t.Parallel()
 	x := &Exec{}
-	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: "abc"})
-	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: "def\nghi\n"})
-	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: "partial"})
+	x.addOutput(event.OutputSnapshot{Kind: "stream", Text: "abc"})
+	x.addOutput(event.OutputSnapshot{Kind: "stream", Text: "def\nghi\n"})
+	x.addOutput(event.OutputSnapshot{Kind: "stream", Text: "partial"})
 	if got := strings.Join(x.Tail(10), "|"); got != "abcdef|ghi|partial" {
 		t.Fatalf("tail %q", got)
 	}
 	// A line a stream left open ends where another output starts, as the
 	// agent reads them apart; the same stream goes on on the same line.
 	x = &Exec{}
-	x.addOutput(engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: "4"})
-	x.addOutput(engine.OutputSnapshot{Kind: "execute_result", Text: "[None]"})
-	x.addOutput(engine.OutputSnapshot{Kind: "stream", Name: "stdout", Text: "a"})
-	x.addOutput(engine.OutputSnapshot{Kind: "stream", Name: "stderr", Text: "b"})
-	x.addOutput(engine.OutputSnapshot{Kind: "stream", Name: "stderr", Text: "c\n"})
+	x.addOutput(event.OutputSnapshot{Kind: "stream", Name: "stdout", Text: "4"})
+	x.addOutput(event.OutputSnapshot{Kind: "execute_result", Text: "[None]"})
+	x.addOutput(event.OutputSnapshot{Kind: "stream", Name: "stdout", Text: "a"})
+	x.addOutput(event.OutputSnapshot{Kind: "stream", Name: "stderr", Text: "b"})
+	x.addOutput(event.OutputSnapshot{Kind: "stream", Name: "stderr", Text: "c\n"})
 	if got := strings.Join(x.Tail(10), "|"); got != "4|[None]|a|bc" {
 		t.Fatalf("tail across outputs %q", got)
 	}
 	// One output of many lines keeps only the tail and counts the rest.
 	x = &Exec{}
-	x.addOutput(engine.OutputSnapshot{Kind: "stream", Text: strings.Repeat("l\n", 10_000)})
+	x.addOutput(event.OutputSnapshot{Kind: "stream", Text: strings.Repeat("l\n", 10_000)})
 	if x.KeptLines() > MaxExecTailLines+1 || x.KeptLines()+x.LinesDropped != 10_000 {
 		t.Fatalf("kept %d, dropped %d", x.KeptLines(), x.LinesDropped)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // StatsRow is what one tool (or one session) did over the calls the
@@ -29,7 +29,7 @@ type StatsRow struct {
 	P50, P95, P99, Max time.Duration
 
 	// What the results cost the agent's context, on the wire (see
-	// engine.CallEvent.TextBytes).
+	// event.CallEvent.TextBytes).
 	TextBytes, StructuredBytes, ImageBytes int64
 }
 
@@ -62,22 +62,22 @@ func ComputeStats(s *State, slowest int) Stats {
 		for _, r := range []*StatsRow{t, se} {
 			r.Calls++
 			switch c.Status {
-			case engine.CallOK:
+			case event.CallOK:
 				r.OK++
 				ran = true
-			case engine.CallError:
+			case event.CallError:
 				if c.ErrorKind() == "protocol" {
 					r.ProtocolErrors++
 				} else {
 					r.ToolErrors++
 				}
 				ran = true
-			case engine.CallDenied:
+			case event.CallDenied:
 				r.Denied++
-			case engine.CallCancelled:
+			case event.CallCancelled:
 				r.Cancelled++
 				ran = true
-			case engine.CallRunning, engine.CallHeld:
+			case event.CallRunning, event.CallHeld:
 				r.Active++
 			}
 			tb, sb, ib := c.resultBytes()

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 func TestPercentile(t *testing.T) {
@@ -49,7 +49,7 @@ func TestComputeStats(t *testing.T) {
 	t.Parallel()
 	s, _ := queryCalls(t)
 	// Sizes measured on the wire win over the kept text.
-	s.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c6", Status: engine.CallOK, Duration: 4 * time.Second,
+	s.Apply(event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c6", Status: event.CallOK, Duration: 4 * time.Second,
 		Text: "done", TextBytes: 6, StructuredBytes: 100, ImageBytes: 4000}})
 	st := ComputeStats(s, 3)
 	if st.Calls != 8 {
@@ -152,7 +152,7 @@ func TestSortStats(t *testing.T) {
 func TestStatsAlikeLiveAttachedReplayed(t *testing.T) {
 	t.Parallel()
 	live, _ := queryCalls(t)
-	live.Apply(engine.Event{Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "c6", Status: engine.CallOK, Duration: 4 * time.Second,
+	live.Apply(event.Event{Type: event.EvCallFinished, Call: &event.CallEvent{ID: "c6", Status: event.CallOK, Duration: 4 * time.Second,
 		TextBytes: 6, StructuredBytes: 100, ImageBytes: 4000}})
 	want := ComputeStats(live, 5)
 

@@ -17,7 +17,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -71,8 +71,8 @@ func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	type pending struct {
-		start    *engine.CallEvent
-		finished *engine.CallEvent
+		start    *event.CallEvent
+		finished *event.CallEvent
 	}
 	var order []string
 	byID := map[string]*pending{}
@@ -82,12 +82,12 @@ func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 			continue
 		}
 		switch ev.Type {
-		case engine.EvCallStarted:
+		case event.EvCallStarted:
 			if byID[c.ID] == nil {
 				byID[c.ID] = &pending{start: c}
 				order = append(order, c.ID)
 			}
-		case engine.EvCallFinished:
+		case event.EvCallFinished:
 			if p := byID[c.ID]; p != nil {
 				p.finished = c
 			}
@@ -106,7 +106,7 @@ func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 		case p.finished == nil:
 			skipped = append(skipped, SkippedCall{n, tool, "no result recorded"})
 			continue
-		case p.finished.Status == engine.CallCancelled || p.finished.Status == engine.CallDenied:
+		case p.finished.Status == event.CallCancelled || p.finished.Status == event.CallDenied:
 			skipped = append(skipped, SkippedCall{n, tool, string(p.finished.Status)})
 			continue
 		case p.finished.Edited:
@@ -126,12 +126,12 @@ func ReadCalls(path string) ([]RecordedCall, []SkippedCall, error) {
 }
 
 // recordedResult is the CallResult of a recorded outcome.
-func recordedResult(c *engine.CallEvent) CallResult {
+func recordedResult(c *event.CallEvent) CallResult {
 	status := StatusOK
 	switch {
 	case c.Error != "":
 		status = StatusProtocolError
-	case c.IsError || c.Status == engine.CallError:
+	case c.IsError || c.Status == event.CallError:
 		status = StatusToolError
 	}
 	return CallResult{Status: status, Text: c.Text, Structured: c.Structured, Meta: c.Meta}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -18,29 +18,29 @@ func TestReadCallsPairsAndSkips(t *testing.T) {
 	var buf bytes.Buffer
 	rec := observe.NewRecordWriter(&buf, nil)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	start := func(s int, id, tool string) engine.Event {
-		return engine.Event{Time: at(s), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Session: "S1", Tool: tool, Args: raw(t, map[string]any{"n": s}), Status: engine.CallRunning}}
+	start := func(s int, id, tool string) event.Event {
+		return event.Event{Time: at(s), Type: event.EvCallStarted, Call: &event.CallEvent{ID: id, Session: "S1", Tool: tool, Args: raw(t, map[string]any{"n": s}), Status: event.CallRunning}}
 	}
-	finish := func(s int, c engine.CallEvent) engine.Event {
-		return engine.Event{Time: at(s), Type: engine.EvCallFinished, Call: &c}
+	finish := func(s int, c event.CallEvent) event.Event {
+		return event.Event{Time: at(s), Type: event.EvCallFinished, Call: &c}
 	}
-	for _, ev := range []engine.Event{
+	for _, ev := range []event.Event{
 		start(1, "a", "list_files"),
 		start(2, "b", "read_cell"), // finishes before a: order is by start
-		finish(3, engine.CallEvent{ID: "b", Status: engine.CallError, IsError: true, Text: "no such cell"}),
-		finish(4, engine.CallEvent{ID: "a", Status: engine.CallOK, Text: "x", Structured: []byte(`{"kind":"files.list"}`)}),
+		finish(3, event.CallEvent{ID: "b", Status: event.CallError, IsError: true, Text: "no such cell"}),
+		finish(4, event.CallEvent{ID: "a", Status: event.CallOK, Text: "x", Structured: []byte(`{"kind":"files.list"}`)}),
 		start(5, "c", "execute_code"),
-		finish(6, engine.CallEvent{ID: "c", Status: engine.CallCancelled}),
+		finish(6, event.CallEvent{ID: "c", Status: event.CallCancelled}),
 		start(7, "d", "delete_cell"),
-		finish(8, engine.CallEvent{ID: "d", Status: engine.CallDenied}),
-		{Time: at(9), Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k", State: "idle"}},
-		{Time: at(9), Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "f", Tool: "connect_to_jupyter", Args: raw(t, map[string]any{"jupyter_token": observe.Redacted})}},
-		finish(9, engine.CallEvent{ID: "f", Status: engine.CallOK}),
+		finish(8, event.CallEvent{ID: "d", Status: event.CallDenied}),
+		{Time: at(9), Type: event.EvKernelStatus, Kernel: &event.KernelEvent{ID: "k", State: "idle"}},
+		{Time: at(9), Type: event.EvCallStarted, Call: &event.CallEvent{ID: "f", Tool: "connect_to_jupyter", Args: raw(t, map[string]any{"jupyter_token": observe.Redacted})}},
+		finish(9, event.CallEvent{ID: "f", Status: event.CallOK}),
 		// A person edited its arguments: the result is of what they made it.
 		start(9, "g", "execute_code"),
-		finish(9, engine.CallEvent{ID: "g", Status: engine.CallOK, Edited: true, Args: raw(t, map[string]any{"n": 99})}),
-		start(10, "e", "list_kernels"),                                // the run ended here
-		finish(11, engine.CallEvent{ID: "zz", Status: engine.CallOK}), // no start
+		finish(9, event.CallEvent{ID: "g", Status: event.CallOK, Edited: true, Args: raw(t, map[string]any{"n": 99})}),
+		start(10, "e", "list_kernels"),                              // the run ended here
+		finish(11, event.CallEvent{ID: "zz", Status: event.CallOK}), // no start
 	} {
 		if err := rec.Write(ev); err != nil {
 			t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 )
 
@@ -31,11 +31,11 @@ func TestUndoEntriesAreNotReplayed(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	rec := observe.NewRecordWriter(&buf, nil)
-	evs := []engine.Event{
-		{Time: t0, Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "a", Session: "S1", Tool: "insert_cell", Args: []byte(`{"cell_index":0}`), Status: engine.CallRunning}},
-		{Time: t0, Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "a", Status: engine.CallOK, Undoable: true}},
-		{Time: t0, Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: "undo-1", Tool: "undo", Status: engine.CallRunning, Summary: "undo of insert_cell 09:26:00 by the person", UndoOf: "a"}},
-		{Time: t0, Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: "undo-1", Tool: "undo", Status: engine.CallOK, UndoOf: "a", Undoable: true}},
+	evs := []event.Event{
+		{Time: t0, Type: event.EvCallStarted, Call: &event.CallEvent{ID: "a", Session: "S1", Tool: "insert_cell", Args: []byte(`{"cell_index":0}`), Status: event.CallRunning}},
+		{Time: t0, Type: event.EvCallFinished, Call: &event.CallEvent{ID: "a", Status: event.CallOK, Undoable: true}},
+		{Time: t0, Type: event.EvCallStarted, Call: &event.CallEvent{ID: "undo-1", Tool: "undo", Status: event.CallRunning, Summary: "undo of insert_cell 09:26:00 by the person", UndoOf: "a"}},
+		{Time: t0, Type: event.EvCallFinished, Call: &event.CallEvent{ID: "undo-1", Tool: "undo", Status: event.CallOK, UndoOf: "a", Undoable: true}},
 	}
 	for _, ev := range evs {
 		if err := rec.Write(ev); err != nil {

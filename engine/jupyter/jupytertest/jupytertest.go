@@ -11,6 +11,11 @@
 //	func TestMain(m *testing.M) { os.Exit(jupytertest.StartMain(m)) }
 //	func TestX(t *testing.T) { srv := jupytertest.Shared(t); dir := srv.Subdir(t); ... }
 //
+// and, beside it, one per set of arguments the package's tests ask for
+// (started on first use, stopped with the shared one):
+//
+//	srv := jupytertest.SharedWith(t, jupytertest.WithArgs(...))
+//
 // When Jupyter is not installed the tests fail with the install hint; set
 // JUPYTER_TESTS=skip to skip them instead.
 package jupytertest
@@ -24,6 +29,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,6 +108,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 var (
 	shared    *Server
 	sharedErr error
+	// others are the servers SharedWith started, by their arguments.
+	othersMu sync.Mutex
+	others   map[string]*Server
+	inMain   bool // StartMain is running the tests
 )
 
 // StartMain starts one server shared by the package's tests, runs them,
@@ -123,7 +133,60 @@ func StartMain(m *testing.M, opts ...Option) int {
 	} else {
 		defer shared.Managed.Stop()
 	}
+	inMain = true
+	defer stopOthers()
 	return m.Run()
+}
+
+// SharedWith returns a server started with opts, shared by the package's
+// tests that ask for the same opts (see StartMain, which stops it): for
+// tests that need a server configured otherwise than the shared one, but
+// not one of their own.
+func SharedWith(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	if !inMain {
+		t.Fatal("jupytertest.SharedWith needs func TestMain(m *testing.M) { os.Exit(jupytertest.StartMain(m)) }")
+	}
+	cfg := config{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	key := strings.Join(cfg.args, "\x00")
+	othersMu.Lock()
+	defer othersMu.Unlock()
+	if s := others[key]; s != nil {
+		return s
+	}
+	root, err := os.MkdirTemp("", "jupytertest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := start(root, opts)
+	if err != nil {
+		os.RemoveAll(root)
+		if errors.Is(err, jupyter.ErrJupyterNotInstalled) && skipRequested() {
+			t.Skipf("JUPYTER_TESTS=skip: %v", err)
+		}
+		t.Fatalf("starting a shared Jupyter server for the test: %v", err)
+	}
+	if others == nil {
+		others = map[string]*Server{}
+	}
+	others[key] = s
+	return s
+}
+
+// stopOthers stops the servers SharedWith started and removes their roots.
+func stopOthers() {
+	othersMu.Lock()
+	defer othersMu.Unlock()
+	for _, s := range others {
+		if err := s.Managed.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "jupytertest: stopping a shared Jupyter server:", err)
+		}
+		os.RemoveAll(s.RootDir)
+	}
+	others = nil
 }
 
 // Shared returns the package's shared server (see StartMain). Tests that

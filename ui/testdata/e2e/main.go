@@ -11,7 +11,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui"
 )
@@ -39,11 +39,10 @@ func (b *loggingBackend) InterruptKernel(_ context.Context, id string) error {
 }
 func (b *loggingBackend) CancelCall(id string) error { return b.write("cancel %s", id) }
 func (b *loggingBackend) SetPaused(p bool) error     { return b.write("paused %v", p) }
-func (b *loggingBackend) Decide(id string, allow bool) error {
-	return b.write("decide %s %v", id, allow)
-}
-
-func (b *loggingBackend) Settle(id string, v engine.Verdict) error {
+func (b *loggingBackend) Decide(id string, v calls.Verdict) error {
+	if v.Plain() {
+		return b.write("decide %s %v", id, v.Allow)
+	}
 	return b.write("settle %s allow=%v session=%v reason=%q args=%s", id, v.Allow, v.ForSession, v.Reason, v.Args)
 }
 func (b *loggingBackend) RevokeAllowed() error { return b.write("revoke") }

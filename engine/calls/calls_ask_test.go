@@ -1,4 +1,4 @@
-package engine
+package calls
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // askStub is the person at the client: it records that it was asked and
 // answers what the test tells it to, or waits for the context.
 type askStub struct {
-	asked    chan *CallPreview
+	asked    chan *event.CallPreview
 	answer   chan askReply
 	returned chan struct{} // one value per ask that returned
 }
@@ -22,10 +24,10 @@ type askReply struct {
 }
 
 func newAskStub() *askStub {
-	return &askStub{asked: make(chan *CallPreview, 1), answer: make(chan askReply, 1), returned: make(chan struct{}, 1)}
+	return &askStub{asked: make(chan *event.CallPreview, 1), answer: make(chan askReply, 1), returned: make(chan struct{}, 1)}
 }
 
-func (s *askStub) ask(ctx context.Context, preview *CallPreview) (ClientAnswer, error) {
+func (s *askStub) ask(ctx context.Context, preview *event.CallPreview) (ClientAnswer, error) {
 	defer func() { s.returned <- struct{}{} }()
 	s.asked <- preview
 	select {
@@ -57,23 +59,28 @@ func TestCallApprovalThroughClient(t *testing.T) {
 		{"no answer in time", 40 * time.Millisecond, nil, nil,
 			"the person using host-x 2.0 did not answer the request to approve this call to delete_cell within 40ms, so it was not run"},
 		{"a workbench attached meanwhile decides", 0, nil, func(h *callHarness) {
-			defer h.e.AttachUI()()
-			if err := h.e.Decide("x", true); err != nil {
+			defer h.e.AttachWorkbench()()
+			if err := h.e.Decide("x", Verdict{Allow: true}); err != nil {
 				panic(err)
 			}
 		}, ""},
-		{"cancelled in the workbench", 0, nil, func(h *callHarness) { _ = h.e.CancelCall("x") }, "cancelled in the workbench"},
+		{"cancelled in the workbench", 0, nil, func(h *callHarness) { _ = h.e.Cancel("x") }, "cancelled in the workbench"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newCallHarness(t)
-			h.e.SessionOpened("s1", "host-x 2.0")
+			// The client named itself so when its session opened.
+			h := newCallHarnessWith(t, Options{ClientOf: func(session string) string {
+				if session == "s1" {
+					return "host-x 2.0"
+				}
+				return ""
+			}})
 			h.e.SetApproval(ApproveDestructive, tt.timeout)
 			stub := newAskStub()
-			res := h.beginAsync(context.Background(), CallStart{ID: "x", Session: "s1", Tool: "delete_cell", Destructive: true, Ask: stub.ask})
-			held := h.next(t, EvCallHeld).Call
-			if held.Status != CallHeld || held.Progress != "waiting for approval from the person using host-x 2.0, asked through their MCP client" {
+			res := h.beginAsync(context.Background(), Start{ID: "x", Session: "s1", Tool: "delete_cell", Destructive: true, Ask: stub.ask})
+			held := h.next(t, event.EvCallHeld).Call
+			if held.Status != event.CallHeld || held.Progress != "waiting for approval from the person using host-x 2.0, asked through their MCP client" {
 				t.Errorf("held = %+v", held)
 			}
 			select {
@@ -100,23 +107,23 @@ func TestCallApprovalThroughClient(t *testing.T) {
 				if r.err != nil {
 					t.Fatalf("BeginCall = %v", r.err)
 				}
-				if p := h.next(t, EvCallProgress).Call; p.Status != CallRunning || p.Progress != "allowed" {
+				if p := h.next(t, event.EvCallProgress).Call; p.Status != event.CallRunning || p.Progress != "allowed" {
 					t.Errorf("after approval: %+v", p)
 				}
-				r.finish(CallOutcome{Text: "done"})
-				if f := h.next(t, EvCallFinished).Call; f.Status != CallOK {
+				r.finish(Outcome{Text: "done"})
+				if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallOK {
 					t.Errorf("finished %+v", f)
 				}
 				return
 			}
-			if r.err == nil || !IsUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
+			if r.err == nil || !isUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
 				t.Fatalf("BeginCall error = %v, want a UserError with %q", r.err, tt.wantErr)
 			}
-			want := CallDenied
+			want := event.CallDenied
 			if strings.Contains(tt.wantErr, "cancelled") {
-				want = CallCancelled
+				want = event.CallCancelled
 			}
-			if f := h.next(t, EvCallFinished).Call; f.Status != want || f.Error != r.err.Error() {
+			if f := h.next(t, event.EvCallFinished).Call; f.Status != want || f.Error != r.err.Error() {
 				t.Errorf("finished %+v, want status %s", f, want)
 			}
 		})
@@ -129,21 +136,21 @@ func TestCallApprovalWithoutAskOrHold(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.SetApproval(ApproveDestructive, time.Hour)
-	r := wait(t, h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "delete_cell", Destructive: true}))
+	r := wait(t, h.beginAsync(context.Background(), Start{ID: "x", Tool: "delete_cell", Destructive: true}))
 	if !errors.Is(r.err, errNoApprover) || !strings.Contains(r.err.Error(), "no workbench is attached") ||
 		!strings.Contains(r.err.Error(), "does not support elicitation") {
 		t.Fatalf("BeginCall = %v", r.err)
 	}
-	if f := h.next(t, EvCallFinished).Call; f.Status != CallDenied {
+	if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallDenied {
 		t.Errorf("finished %+v", f)
 	}
 
 	stub := newAskStub()
-	r = wait(t, h.beginAsync(context.Background(), CallStart{ID: "y", Tool: "read_cell", Ask: stub.ask}))
+	r = wait(t, h.beginAsync(context.Background(), Start{ID: "y", Tool: "read_cell", Ask: stub.ask}))
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	r.finish(CallOutcome{})
+	r.finish(Outcome{})
 	select {
 	case <-stub.asked:
 		t.Error("a call that is not held was asked about")
@@ -158,10 +165,10 @@ func TestDetachLeavesClientAskedCalls(t *testing.T) {
 	h := newCallHarness(t)
 	h.e.SetApproval(ApproveAll, time.Hour)
 	stub := newAskStub()
-	res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "t", Ask: stub.ask})
-	h.next(t, EvCallHeld)
+	res := h.beginAsync(context.Background(), Start{ID: "x", Tool: "t", Ask: stub.ask})
+	h.next(t, event.EvCallHeld)
 	<-stub.asked
-	h.e.AttachUI()()
+	h.e.AttachWorkbench()()
 	select {
 	case r := <-res:
 		t.Fatalf("the call was settled by a workbench detaching: %v", r.err)
@@ -172,7 +179,7 @@ func TestDetachLeavesClientAskedCalls(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	r.finish(CallOutcome{})
+	r.finish(Outcome{})
 }
 
 // The client's own cancellation while it is asked ends the call as
@@ -183,33 +190,14 @@ func TestClientCancelWhileAsked(t *testing.T) {
 	h.e.SetApproval(ApproveAll, time.Hour)
 	stub := newAskStub()
 	ctx, cancel := context.WithCancel(context.Background())
-	res := h.beginAsync(ctx, CallStart{ID: "x", Tool: "t", Ask: stub.ask})
+	res := h.beginAsync(ctx, Start{ID: "x", Tool: "t", Ask: stub.ask})
 	<-stub.asked
 	cancel()
 	r := wait(t, res)
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("BeginCall = %v", r.err)
 	}
-	if f := h.next(t, EvCallFinished).Call; f.Status != CallCancelled {
+	if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallCancelled {
 		t.Errorf("finished %+v", f)
-	}
-}
-
-// The person at the client is shown the same preview a workbench would
-// be: here, why there is none (no notebook in use).
-func TestClientAskedWithPreview(t *testing.T) {
-	t.Parallel()
-	h := newCallHarness(t)
-	h.e.SetApproval(ApproveDestructive, time.Hour)
-	stub := newAskStub()
-	res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "delete_cell", Destructive: true, Ask: stub.ask,
-		Preview: func() PreviewRequest { return PreviewRequest{Op: PreviewDelete, Indices: []int{0}} }})
-	p := <-stub.asked
-	if p == nil || !strings.Contains(p.Problem, "notebook") {
-		t.Errorf("the client was shown %+v", p)
-	}
-	stub.answer <- askReply{a: ClientAnswer{Reason: "no"}}
-	if r := wait(t, res); r.err == nil {
-		t.Fatal("a denied call ran")
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // Approval through the client. With --approve on and no workbench attached,
@@ -73,18 +74,18 @@ func canElicit(ss *sdk.ServerSession) bool {
 
 // askClient returns the engine's way to ask the person at this call's
 // client, or nil when the client cannot be asked.
-func (s *Server) askClient(ss *sdk.ServerSession, d *toolDef, session, tool string, args json.RawMessage) engine.AskClient {
+func (s *Server) askClient(ss *sdk.ServerSession, d *toolDef, session, tool string, args json.RawMessage) calls.AskClient {
 	if !canElicit(ss) {
 		return nil
 	}
-	return func(ctx context.Context, preview *engine.CallPreview) (engine.ClientAnswer, error) {
+	return func(ctx context.Context, preview *event.CallPreview) (calls.ClientAnswer, error) {
 		res, err := ss.Elicit(ctx, &sdk.ElicitParams{
 			Mode:            "form",
 			Message:         s.approvalQuestion(d, session, tool, args, preview),
 			RequestedSchema: approvalSchema,
 		})
 		if err != nil {
-			return engine.ClientAnswer{}, fmt.Errorf("elicitation failed: %s", redact(err.Error()))
+			return calls.ClientAnswer{}, fmt.Errorf("elicitation failed: %s", redact(err.Error()))
 		}
 		return clientAnswer(res), nil
 	}
@@ -93,23 +94,23 @@ func (s *Server) askClient(ss *sdk.ServerSession, d *toolDef, session, tool stri
 // clientAnswer reads the person's answer. Anything but an accepted form
 // that chose allow is a denial: failing safe beats running a call no one
 // allowed.
-func clientAnswer(res *sdk.ElicitResult) engine.ClientAnswer {
+func clientAnswer(res *sdk.ElicitResult) calls.ClientAnswer {
 	switch res.Action {
 	case "accept":
 	case "decline":
-		return engine.ClientAnswer{}
+		return calls.ClientAnswer{}
 	default: // "cancel", or anything a client invents
-		return engine.ClientAnswer{Dismissed: true}
+		return calls.ClientAnswer{Dismissed: true}
 	}
 	reason, _ := res.Content[approvalReason].(string)
 	choice, _ := res.Content[approvalDecision].(string)
-	return engine.ClientAnswer{Allow: choice == approvalAllow, Reason: reason}
+	return calls.ClientAnswer{Allow: choice == approvalAllow, Reason: reason}
 }
 
 // approvalQuestion is the message the person reads: which tool, on which
 // notebook, what it would do (the engine's preview, as the workbench shows
 // it), with which arguments, and what happens if they do not answer.
-func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.RawMessage, preview *engine.CallPreview) string {
+func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.RawMessage, preview *event.CallPreview) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "An agent wants to run %s", tool)
 	if d != nil && d.description != "" {
@@ -129,7 +130,7 @@ func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.Ra
 		b.WriteString("\nArguments: " + summary)
 	}
 	fmt.Fprintf(&b, "\nThis server holds such calls for approval (--approve %s). Allow it to run once, or deny it (a reason you give is passed to the agent). Without an answer within %s it is denied.",
-		s.e.ServerState().ApprovalMode, s.e.ApprovalTimeout())
+		s.e.Calls().State().ApprovalMode, s.e.Calls().ApprovalTimeout())
 	return b.String()
 }
 
@@ -141,23 +142,24 @@ const (
 )
 
 // previewRoles words a preview cell's role.
-var previewRoles = map[string]string{
-	engine.PreviewCellNew:   "would be inserted",
-	engine.PreviewCellGone:  "would be deleted",
-	engine.PreviewCellMoved: "would be moved",
-	engine.PreviewCellRun:   "would run",
-}
+var previewRoles = map[string]string{event.PreviewCellNew: "would be inserted", event.PreviewCellGone: "would be deleted", event.PreviewCellMoved: "would be moved", event.PreviewCellRun: "would run"}
 
 // previewText is the preview as lines of the question ("" when there is
-// none): what the call would do, the cells it would insert, delete, move or
-// run (their first line), the start of a diff or of the code, and the state
-// that would be lost.
-func previewText(p *engine.CallPreview) string {
-	if p == nil || p.What == "" {
+// none): what the call would do, or the refusal it will get; the cells it
+// would insert, delete, move or run (their first line), the start of a
+// diff or of the code, and the state that would be lost.
+func previewText(p *event.CallPreview) string {
+	if p == nil || (p.What == "" && !p.Refused) {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\nIt would " + p.What + ".")
+	if p.What != "" {
+		b.WriteString("\nIt would " + p.What + ".")
+	}
+	if p.Refused {
+		// What the call will fail with if allowed, as the engine says it.
+		b.WriteString("\nIt will be refused: " + oneLine(p.Problem) + ".")
+	}
 	for _, c := range p.Cells {
 		role, ok := previewRoles[c.Role]
 		if !ok {

@@ -9,18 +9,19 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // heldEvent waits for the next call.held event of tool that is waiting for
 // approval.
-func heldEvent(t *testing.T, sub *engine.Subscription, tool string) *engine.CallEvent {
+func heldEvent(t *testing.T, sub *event.Subscription, tool string) *event.CallEvent {
 	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
 		case ev := <-sub.C():
-			if ev.Type == engine.EvCallHeld && ev.Call != nil && ev.Call.Tool == tool && strings.Contains(ev.Call.Progress, "approval") {
+			if ev.Type == event.EvCallHeld && ev.Call != nil && ev.Call.Tool == tool && strings.Contains(ev.Call.Progress, "approval") {
 				return ev.Call
 			}
 		case <-timeout:
@@ -64,8 +65,8 @@ func TestApprovalWithTheFactsInView(t *testing.T) {
 	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "approve", "notebook_path": path})
 	sub := h.e.Bus().Subscribe(1024)
 	defer sub.Close()
-	defer h.e.AttachUI()()
-	h.e.SetApproval(engine.ApproveAll, time.Minute)
+	defer h.e.Calls().AttachWorkbench()()
+	h.e.Calls().SetApproval(calls.ApproveAll, time.Minute)
 
 	// The preview of an edit is its diff, with the client named.
 	done := callAsync(cs, "edit_cell_source", map[string]any{"cell_index": 0, "old_string": "y = 2", "new_string": "y = 20"})
@@ -79,7 +80,7 @@ func TestApprovalWithTheFactsInView(t *testing.T) {
 		t.Fatal("the held call is not editable")
 	}
 	// Denied with a reason: the agent reads it.
-	if err := h.e.Settle(held.ID, engine.Verdict{Reason: "y must stay 2, the plot below depends on it"}); err != nil {
+	if err := h.e.Calls().Decide(held.ID, calls.Verdict{Reason: "y must stay 2, the plot below depends on it"}); err != nil {
 		t.Fatal(err)
 	}
 	res := answerOf(t, done)
@@ -97,7 +98,7 @@ func TestApprovalWithTheFactsInView(t *testing.T) {
 	if held.Preview == nil || !strings.Contains(held.Preview.Problem, "5") || len(held.Preview.Cells) != 0 {
 		t.Fatalf("bad index preview: %+v", held.Preview)
 	}
-	_ = h.e.Decide(held.ID, false)
+	_ = h.e.Calls().Decide(held.ID, calls.Verdict{Allow: false})
 	answerOf(t, done)
 
 	// Edited: the schema is checked first, then the edited code runs and
@@ -107,15 +108,15 @@ func TestApprovalWithTheFactsInView(t *testing.T) {
 	if held.Preview == nil || held.Preview.Code != "print('from the agent')" || !strings.Contains(held.Preview.What, "run code on kernel") {
 		t.Fatalf("code preview: %+v", held.Preview)
 	}
-	err := h.e.Settle(held.ID, engine.Verdict{Allow: true, Args: json.RawMessage(`{"code": 42, "timeout": 30}`)})
+	err := h.e.Calls().Decide(held.ID, calls.Verdict{Allow: true, Args: json.RawMessage(`{"code": 42, "timeout": 30}`)})
 	if err == nil || !strings.Contains(err.Error(), "still held") || !strings.Contains(err.Error(), "code") {
 		t.Fatalf("bad edit: %v", err)
 	}
-	err = h.e.Settle(held.ID, engine.Verdict{Allow: true, Args: json.RawMessage(`{"code": "print('x')", "timeout": -5}`)})
+	err = h.e.Calls().Decide(held.ID, calls.Verdict{Allow: true, Args: json.RawMessage(`{"code": "print('x')", "timeout": -5}`)})
 	if err == nil || !strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("edit with a negative timeout: %v", err)
 	}
-	if err := h.e.Settle(held.ID, engine.Verdict{Allow: true, Args: json.RawMessage(`{"code": "print('from the person')", "timeout": 30}`)}); err != nil {
+	if err := h.e.Calls().Decide(held.ID, calls.Verdict{Allow: true, Args: json.RawMessage(`{"code": "print('from the person')", "timeout": 30}`)}); err != nil {
 		t.Fatal(err)
 	}
 	res = answerOf(t, done)

@@ -1,4 +1,10 @@
-package engine
+// Package calls is the call registry: every tool call as it arrives, its
+// admission (pause, approval modes, the tools allowed for a session), the
+// calls held for a person to decide and the decisions, cancellation, and
+// the calls the person at the workbench resends. It reaches the rest of the
+// engine only through the funcs of Options and the bus; the engine holds
+// one Registry (Engine.Calls).
+package calls
 
 import (
 	"cmp"
@@ -6,11 +12,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
 
@@ -22,8 +31,8 @@ const (
 	ApproveAll         = "all"
 )
 
-// CallStart describes a tool call as it arrives.
-type CallStart struct {
+// Start describes a tool call as it arrives.
+type Start struct {
 	ID          string // unique per call (the observer makes one)
 	Session     string
 	Tool        string
@@ -36,10 +45,10 @@ type CallStart struct {
 	// RunsCode marks a call that runs code in a kernel or a sandbox: the
 	// calls ApproveExecute holds.
 	RunsCode bool
-	// Preview, when set, describes what the call would do in the engine's
-	// terms; it is asked only when the call is held, and the engine then
-	// computes the preview (preview.go) and publishes it on EvCallHeld.
-	Preview func() PreviewRequest
+	// Preview, when set, computes what the call would do (the engine's
+	// Preview); it is asked only when the call is held, and the preview
+	// is published on EvCallHeld.
+	Preview func(ctx context.Context) *event.CallPreview
 	// Check, when set, checks arguments a person edited while the call was
 	// held (against the tool's input schema) and returns them as the call
 	// should get them; without it the call's arguments cannot be edited.
@@ -54,7 +63,7 @@ type CallStart struct {
 // it would do (preview, nil when the call has none). mcp makes one per call
 // when the client can be asked. It returns when the person answered, or
 // with an error when ctx ended or the client failed.
-type AskClient func(ctx context.Context, preview *CallPreview) (ClientAnswer, error)
+type AskClient func(ctx context.Context, preview *event.CallPreview) (ClientAnswer, error)
 
 // ClientAnswer is what the person using the client answered.
 type ClientAnswer struct {
@@ -63,9 +72,9 @@ type ClientAnswer struct {
 	Reason    string // their words, when they gave any
 }
 
-// CallOutcome describes how a call ended. It is published as EvCallFinished.
-type CallOutcome struct {
-	Status        CallStatus
+// Outcome describes how a call ended. It is published as EvCallFinished.
+type Outcome struct {
+	Status        event.CallStatus
 	Text          string
 	Structured    json.RawMessage
 	Meta          json.RawMessage
@@ -86,33 +95,46 @@ type CallOutcome struct {
 const DefaultApprovalTimeout = 2 * time.Minute
 
 // errCancelledInWorkbench is the cause of a call context cancelled by
-// CancelCall, so that whoever runs the call can tell the agent why.
-var errCancelledInWorkbench = &UserError{Msg: "the call was cancelled in the workbench by the person supervising this server"}
+// Cancel, so that whoever runs the call can tell the agent why.
+var errCancelledInWorkbench = &Refusal{Msg: "the call was cancelled in the workbench by the person supervising this server"}
 
 // errNoWorkbench refuses a call that needs approval when no one can give it.
-var errNoWorkbench = &UserError{Msg: "this call needs approval in the workbench, and no workbench is attached; start with --approve off or attach one"}
+var errNoWorkbench = &Refusal{Msg: "this call needs approval in the workbench, and no workbench is attached; start with --approve off or attach one"}
 
 // errNoApprover refuses a call that needs approval when no workbench is
 // attached and the calling client cannot be asked either.
-var errNoApprover = &UserError{Msg: errNoWorkbench.Msg + " (this MCP client does not support elicitation, so its user cannot be asked instead)"}
+var errNoApprover = &Refusal{Msg: errNoWorkbench.Msg + " (this MCP client does not support elicitation, so its user cannot be asked instead)"}
 
 // maxReasonBytes bounds the reason a person gives with a denial, which goes
 // into the agent's result and the workbench.
 const maxReasonBytes = 500
 
-// callRegistry tracks running and held calls, pause and approval state.
-type callRegistry struct {
-	bus *Bus
+// Options are what the registry asks of the rest of the engine. Every
+// func may be nil.
+type Options struct {
+	// FillServer fills what the header shows about the Jupyter server in
+	// use (its URL, a managed server's state) into the state events the
+	// registry publishes.
+	FillServer func(*event.ServerEvent)
+	// Undoable reports whether a call's changes are kept for undo, for
+	// EvCallFinished.
+	Undoable func(id string) bool
+	// ClientOf is the name a session's client introduced itself with, for
+	// the texts of a call asked through that client ("" when unknown).
+	ClientOf func(session string) string
+	// Log receives what goes wrong with a resent call.
+	Log *slog.Logger
+}
 
-	// jupyterURL, when set, fills ServerEvent.JupyterURL in the state
-	// events the registry publishes.
-	jupyterURL func() string
-	// jupyterState, when set, fills the managed Jupyter server's state in
-	// those events.
-	jupyterState func(*ServerEvent)
-	// undoable, when set, says whether a call's changes are kept for
-	// undo (undo.go), for EvCallFinished.
-	undoable func(id string) bool
+// Registry tracks running and held calls, pause and approval state, and
+// the workbench's resent calls.
+type Registry struct {
+	bus  *event.Bus
+	opts Options
+	log  *slog.Logger
+
+	resend resender    // resend.go
+	closed atomic.Bool // Close was called
 
 	mu      sync.Mutex
 	calls   map[string]*call
@@ -121,22 +143,22 @@ type callRegistry struct {
 	mode    string
 	timeout time.Duration
 	uis     int
-	allowed map[AllowedTool]bool // tools allowed per session (Verdict.ForSession)
+	allowed map[event.AllowedTool]bool // tools allowed per session (Verdict.ForSession)
 }
 
 // call is one registered tool call.
 type call struct {
-	info     CallEvent // as it started
+	info     event.CallEvent // as it started
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
-	status   CallStatus
+	status   event.CallStatus
 	approval chan decision // set while held for approval
-	ask      AskClient     // asks the person at the client (CallStart.Ask)
+	ask      AskClient     // asks the person at the client (Start.Ask)
 	client   string        // the calling client's name, for the texts
 	asking   bool          // held while the client is asked, not a workbench
 
 	runsCode bool
-	preview  func(context.Context) *CallPreview // nil: no preview
+	preview  func(context.Context) *event.CallPreview // nil: no preview
 	check    func(json.RawMessage) (json.RawMessage, error)
 	edited   json.RawMessage // arguments a person edited and allowed
 }
@@ -163,19 +185,23 @@ type Verdict struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-// AllowedTool is a tool a person allowed for one session from now on.
-type AllowedTool struct {
-	Session string `json:"session"`
-	Tool    string `json:"tool"`
-}
+// Plain reports whether v only allows or denies, with nothing more to say.
+func (v Verdict) Plain() bool { return !v.ForSession && v.Reason == "" && v.Args == nil }
 
-func newCallRegistry(bus *Bus) *callRegistry {
-	return &callRegistry{
+// New returns an empty registry publishing on bus.
+func New(bus *event.Bus, opts Options) *Registry {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Registry{
 		bus:     bus,
+		opts:    opts,
+		log:     log,
 		calls:   map[string]*call{},
 		mode:    ApproveOff,
 		timeout: DefaultApprovalTimeout,
-		allowed: map[AllowedTool]bool{},
+		allowed: map[event.AllowedTool]bool{},
 	}
 }
 
@@ -183,8 +209,8 @@ func newCallRegistry(bus *Bus) *callRegistry {
 // and the tools allowed for its session; r.mu must be held. An unknown mode
 // holds everything: failing safe beats running a destructive call no one
 // was asked about.
-func (r *callRegistry) needsApproval(cl *call) bool {
-	if r.allowed[AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}] {
+func (r *Registry) needsApproval(cl *call) bool {
+	if r.allowed[event.AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}] {
 		return false
 	}
 	switch r.mode {
@@ -199,58 +225,54 @@ func (r *callRegistry) needsApproval(cl *call) bool {
 	}
 }
 
-func (r *callRegistry) publishCall(t EventType, ce CallEvent) {
-	r.bus.Publish(Event{Type: t, Call: &ce})
+func (r *Registry) publishCall(t event.EventType, ce event.CallEvent) {
+	r.bus.Publish(event.Event{Type: t, Call: &ce})
 }
 
 // stateLocked is the server state; r.mu must be held.
-func (r *callRegistry) stateLocked() ServerEvent {
-	st := ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
+func (r *Registry) stateLocked() event.ServerEvent {
+	st := event.ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
 	for a := range r.allowed {
 		st.Allowed = append(st.Allowed, a)
 	}
-	slices.SortFunc(st.Allowed, func(a, b AllowedTool) int {
+	slices.SortFunc(st.Allowed, func(a, b event.AllowedTool) int {
 		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Session, b.Session))
 	})
-	if r.jupyterURL != nil {
-		st.JupyterURL = r.jupyterURL()
-	}
-	if r.jupyterState != nil {
-		r.jupyterState(&st)
+	if r.opts.FillServer != nil {
+		r.opts.FillServer(&st)
 	}
 	return st
 }
 
-func (r *callRegistry) publishState() {
+func (r *Registry) publishState() {
 	r.mu.Lock()
 	st := r.stateLocked()
 	r.mu.Unlock()
-	r.bus.Publish(Event{Type: EvServerState, Server: &st})
+	r.bus.Publish(event.Event{Type: event.EvServerState, Server: &st})
 }
 
-// BeginCall registers a call: it publishes EvCallStarted, waits while new
+// Begin registers a call: it publishes EvCallStarted, waits while new
 // calls are paused or while the call is held for approval (publishing
-// EvCallHeld), and returns a context that CancelCall cancels, and a finish
+// EvCallHeld), and returns a context that Cancel cancels, and a finish
 // function to call exactly once with the outcome. A denied call (or one whose
 // approval timed out, or that needs approval with no workbench attached)
 // returns an error (a *UserError saying so) and must not run.
 //
 // When a held call is let through, EvCallProgress with status running says
-// so. When BeginCall returns an error, the call has already been finished
+// so. When Begin returns an error, the call has already been finished
 // (EvCallFinished with status denied or cancelled) and the returned finish
-// does nothing. A call cancelled by CancelCall while it runs has a context
+// does nothing. A call cancelled by Cancel while it runs has a context
 // whose cause (context.Cause) is a *UserError saying so.
-func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, func(CallOutcome), error) {
-	r := e.calls
+func (r *Registry) Begin(ctx context.Context, c Start) (context.Context, func(Outcome), error) {
 	if c.ID == "" {
-		return ctx, func(CallOutcome) {}, errors.New("BeginCall: the call has no id")
+		return ctx, func(Outcome) {}, errors.New("calls.Begin: the call has no id")
 	}
 	started := time.Now()
-	// The call's changes to notebooks are kept under its id, to be
-	// undone (undo.go).
-	cctx, cancel := context.WithCancelCause(withCallIdentity(ctx, &callIdentity{id: c.ID, tool: c.Tool, session: c.Session, at: started}))
+	// The call's changes to notebooks are kept under its identity, to be
+	// undone.
+	cctx, cancel := context.WithCancelCause(context.WithValue(ctx, identityKey{}, Identity{ID: c.ID, Tool: c.Tool, Session: c.Session, Started: started}))
 	cl := &call{
-		info: CallEvent{
+		info: event.CallEvent{
 			ID:          c.ID,
 			Session:     c.Session,
 			Tool:        c.Tool,
@@ -258,47 +280,41 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 			Destructive: c.Destructive,
 			Editable:    c.Check != nil,
 			ResendOf:    c.ResendOf,
-			Status:      CallRunning,
+			Status:      event.CallRunning,
 			Started:     started,
 		},
 		ctx:      cctx,
 		cancel:   cancel,
-		status:   CallRunning,
+		status:   event.CallRunning,
 		ask:      c.Ask,
 		runsCode: c.RunsCode,
 		check:    c.Check,
 	}
-	if c.Preview != nil {
-		req, session := c.Preview, c.Session
-		cl.preview = func(ctx context.Context) *CallPreview {
-			p := e.Preview(ctx, session, req())
-			return &p
-		}
-	}
-	if c.Ask != nil {
-		cl.client = e.clientOf(c.Session)
+	cl.preview = c.Preview
+	if c.Ask != nil && r.opts.ClientOf != nil {
+		cl.client = r.opts.ClientOf(c.Session)
 	}
 	r.mu.Lock()
 	if _, dup := r.calls[c.ID]; dup {
 		r.mu.Unlock()
 		cancel(nil)
-		return ctx, func(CallOutcome) {}, fmt.Errorf("BeginCall: a call with id %q is already registered", c.ID)
+		return ctx, func(Outcome) {}, fmt.Errorf("calls.Begin: a call with id %q is already registered", c.ID)
 	}
 	r.calls[c.ID] = cl
 	r.mu.Unlock()
-	r.publishCall(EvCallStarted, cl.info)
+	r.publishCall(event.EvCallStarted, cl.info)
 
 	var once sync.Once
-	finish := func(o CallOutcome) {
+	finish := func(o Outcome) {
 		once.Do(func() { r.finish(cl, o) })
 	}
 	if err := r.admit(cctx, cl); err != nil {
-		st := CallDenied
+		st := event.CallDenied
 		if !errors.Is(err, errNoWorkbench) && !errors.Is(err, errNoApprover) && cctx.Err() != nil {
-			st = CallCancelled
+			st = event.CallCancelled
 		}
-		finish(CallOutcome{Status: st, Error: err.Error()})
-		return cctx, func(CallOutcome) {}, err
+		finish(Outcome{Status: st, Error: err.Error()})
+		return cctx, func(Outcome) {}, err
 	}
 	r.mu.Lock()
 	edited := cl.edited
@@ -312,7 +328,7 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 type editedKey struct{}
 
 // EditedArgs returns the arguments a person edited before allowing the
-// call whose context (from BeginCall) is ctx, as the call's checker
+// call whose context (from Begin) is ctx, as the call's checker
 // returned them; ok is false when the call runs as it came.
 func EditedArgs(ctx context.Context) (args json.RawMessage, ok bool) {
 	args, ok = ctx.Value(editedKey{}).(json.RawMessage)
@@ -321,7 +337,7 @@ func EditedArgs(ctx context.Context) (args json.RawMessage, ok bool) {
 
 // admit waits while admission is paused, then while the call is held for
 // approval. It returns nil when the call may run.
-func (r *callRegistry) admit(ctx context.Context, cl *call) error {
+func (r *Registry) admit(ctx context.Context, cl *call) error {
 	if cl.info.Session == WorkbenchSession {
 		// The person at the workbench made this call: pausing and
 		// approval are theirs, about the agents' calls.
@@ -336,7 +352,7 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 		wait := r.resumed
 		first := !held
 		held = true
-		cl.status = CallHeld
+		cl.status = event.CallHeld
 		r.mu.Unlock()
 		if first {
 			r.hold(cl, "paused: waiting for new calls to be resumed")
@@ -349,7 +365,7 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	}
 	// r.mu is held here.
 	if !r.needsApproval(cl) {
-		cl.status = CallRunning
+		cl.status = event.CallRunning
 		r.mu.Unlock()
 		if held {
 			r.progress(cl, "resumed")
@@ -363,12 +379,12 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	}
 	ch := make(chan decision, 1)
 	cl.approval = ch
-	cl.status = CallHeld
+	cl.status = event.CallHeld
 	cl.asking = viaClient
 	timeout := r.timeout
 	r.mu.Unlock()
 
-	var preview *CallPreview
+	var preview *event.CallPreview
 	if cl.preview != nil {
 		preview = cl.preview(ctx)
 	}
@@ -392,9 +408,9 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	case d = <-answered:
 	case <-timer.C:
 		if viaClient {
-			d = decision{err: Userf("%s did not answer the request to approve this call to %s within %s, so it was not run", cl.person(), cl.info.Tool, timeout)}
+			d = decision{err: refusef("%s did not answer the request to approve this call to %s within %s, so it was not run", cl.person(), cl.info.Tool, timeout)}
 		} else {
-			d = decision{err: Userf("no one approved this call to %s in the workbench within %s, so it was not run", cl.info.Tool, timeout)}
+			d = decision{err: refusef("no one approved this call to %s in the workbench within %s, so it was not run", cl.info.Tool, timeout)}
 		}
 	case <-ctx.Done():
 		d = decision{err: cancelError(ctx)}
@@ -403,7 +419,7 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	cl.approval = nil
 	cl.asking = false
 	if d.allow {
-		cl.status = CallRunning
+		cl.status = event.CallRunning
 		cl.edited = d.args
 		if d.args != nil {
 			// The timeline and a recording show what runs, not what the
@@ -439,7 +455,7 @@ func (cl *call) person() string {
 // askThrough asks the person at the client and delivers the decision on the
 // returned channel, which is buffered so that an answer nobody waits for
 // any more (the workbench decided, the timeout struck) is dropped.
-func askThrough(ctx context.Context, cl *call, preview *CallPreview) <-chan decision {
+func askThrough(ctx context.Context, cl *call, preview *event.CallPreview) <-chan decision {
 	out := make(chan decision, 1)
 	go func() {
 		a, err := cl.ask(ctx, preview)
@@ -455,20 +471,20 @@ func clientDecision(ctx context.Context, cl *call, a ClientAnswer, err error) de
 	case ctx.Err() != nil:
 		return decision{err: cancelError(ctx)}
 	case err != nil:
-		return decision{err: Userf("asking %s to approve this call to %s failed (%v), so it was not run", cl.person(), cl.info.Tool, err)}
+		return decision{err: refusef("asking %s to approve this call to %s failed (%v), so it was not run", cl.person(), cl.info.Tool, err)}
 	case a.Allow:
 		return decision{allow: true}
 	case a.Dismissed:
-		return decision{err: Userf("%s dismissed the request to approve this call to %s without allowing it, so it was not run", cl.person(), cl.info.Tool)}
+		return decision{err: refusef("%s dismissed the request to approve this call to %s without allowing it, so it was not run", cl.person(), cl.info.Tool)}
 	}
 	reason := strings.Join(strings.Fields(a.Reason), " ")
 	if len(reason) > maxReasonBytes {
 		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
 	}
 	if reason == "" {
-		return decision{err: Userf("%s declined this call to %s; it was not run", cl.person(), cl.info.Tool)}
+		return decision{err: refusef("%s declined this call to %s; it was not run", cl.person(), cl.info.Tool)}
 	}
-	return decision{err: Userf("%s declined this call: %s (the call to %s was not run)", cl.person(), reason, cl.info.Tool)}
+	return decision{err: refusef("%s declined this call: %s (the call to %s was not run)", cl.person(), reason, cl.info.Tool)}
 }
 
 // cancelError says why a held call's context ended: the workbench's
@@ -480,28 +496,28 @@ func cancelError(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (r *callRegistry) hold(cl *call, why string) { r.holdWith(cl, why, nil) }
+func (r *Registry) hold(cl *call, why string) { r.holdWith(cl, why, nil) }
 
 // holdWith publishes EvCallHeld with what the call would do.
-func (r *callRegistry) holdWith(cl *call, why string, p *CallPreview) {
+func (r *Registry) holdWith(cl *call, why string, p *event.CallPreview) {
 	ce := cl.info
-	ce.Status = CallHeld
+	ce.Status = event.CallHeld
 	ce.Progress = why
 	ce.Preview = p
-	r.publishCall(EvCallHeld, ce)
+	r.publishCall(event.EvCallHeld, ce)
 }
 
-func (r *callRegistry) progress(cl *call, note string) {
+func (r *Registry) progress(cl *call, note string) {
 	ce := cl.info
 	r.mu.Lock()
 	ce.Status = cl.status
 	r.mu.Unlock()
 	ce.Progress = note
-	r.publishCall(EvCallProgress, ce)
+	r.publishCall(event.EvCallProgress, ce)
 }
 
 // finish publishes the outcome and forgets the call.
-func (r *callRegistry) finish(cl *call, o CallOutcome) {
+func (r *Registry) finish(cl *call, o Outcome) {
 	r.mu.Lock()
 	delete(r.calls, cl.info.ID)
 	r.mu.Unlock()
@@ -514,11 +530,11 @@ func (r *callRegistry) finish(cl *call, o CallOutcome) {
 	if ce.Status == "" {
 		switch {
 		case cancelled:
-			ce.Status = CallCancelled
+			ce.Status = event.CallCancelled
 		case o.IsError || o.Error != "":
-			ce.Status = CallError
+			ce.Status = event.CallError
 		default:
-			ce.Status = CallOK
+			ce.Status = event.CallOK
 		}
 	}
 	ce.Text = o.Text
@@ -532,15 +548,14 @@ func (r *callRegistry) finish(cl *call, o CallOutcome) {
 	ce.Notebook = o.Notebook
 	ce.Images = o.Images
 	ce.TextBytes, ce.StructuredBytes, ce.ImageBytes = o.TextBytes, o.StructuredBytes, o.ImageBytes
-	if r.undoable != nil {
-		ce.Undoable = r.undoable(ce.ID)
+	if r.opts.Undoable != nil {
+		ce.Undoable = r.opts.Undoable(ce.ID)
 	}
-	r.publishCall(EvCallFinished, ce)
+	r.publishCall(event.EvCallFinished, ce)
 }
 
 // CallProgress publishes a progress note for a running call.
-func (e *Engine) CallProgress(id, note string) {
-	r := e.calls
+func (r *Registry) Progress(id, note string) {
 	r.mu.Lock()
 	cl, ok := r.calls[id]
 	r.mu.Unlock()
@@ -549,14 +564,13 @@ func (e *Engine) CallProgress(id, note string) {
 	}
 }
 
-// CancelCall cancels a running or held call (a human action).
-func (e *Engine) CancelCall(id string) error {
-	r := e.calls
+// Cancel cancels a running or held call (a human action).
+func (r *Registry) Cancel(id string) error {
 	r.mu.Lock()
 	cl, ok := r.calls[id]
 	r.mu.Unlock()
 	if !ok {
-		return Userf("no running or held call has id %q; it may have finished already", id)
+		return refusef("no running or held call has id %q; it may have finished already", id)
 	}
 	cl.cancel(errCancelledInWorkbench)
 	return nil
@@ -564,8 +578,7 @@ func (e *Engine) CancelCall(id string) error {
 
 // SetPaused pauses or resumes admission of new calls. Calls already
 // running are not affected.
-func (e *Engine) SetPaused(paused bool) {
-	r := e.calls
+func (r *Registry) SetPaused(paused bool) {
 	r.mu.Lock()
 	if paused == r.paused {
 		r.mu.Unlock()
@@ -585,8 +598,7 @@ func (e *Engine) SetPaused(paused bool) {
 // SetApproval sets the approval mode and how long a held call waits before
 // it is denied (a timeout of 0 means DefaultApprovalTimeout). Calls held for
 // approval that the new mode would not hold are let through.
-func (e *Engine) SetApproval(mode string, timeout time.Duration) {
-	r := e.calls
+func (r *Registry) SetApproval(mode string, timeout time.Duration) {
 	if timeout <= 0 {
 		timeout = DefaultApprovalTimeout
 	}
@@ -605,24 +617,20 @@ func (e *Engine) SetApproval(mode string, timeout time.Duration) {
 	r.publishState()
 }
 
-// Decide allows or denies a held call.
-func (e *Engine) Decide(id string, allow bool) error {
-	return e.Settle(id, Verdict{Allow: allow})
-}
-
 // maxReason bounds a person's reason for a denial.
 const maxReason = 1000
 
-// Settle decides a held call as v says (see Verdict). Edited arguments are
-// checked before anything is decided: when the checker rejects them the
-// call stays held and the error says why.
-func (e *Engine) Settle(id string, v Verdict) error {
-	r := e.calls
+// Decide decides a held call as v says: allow or deny it, and with it
+// allow the tool for the session, give the person's reason, or run it with
+// arguments the person edited (see Verdict). Edited arguments are checked
+// before anything is decided: when the checker rejects them the call stays
+// held and the error says why.
+func (r *Registry) Decide(id string, v Verdict) error {
 	r.mu.Lock()
 	cl, ok := r.calls[id]
 	if !ok || cl.approval == nil {
 		r.mu.Unlock()
-		return Userf("no call with id %q is waiting for approval", id)
+		return refusef("no call with id %q is waiting for approval", id)
 	}
 	check := cl.check
 	r.mu.Unlock()
@@ -631,35 +639,35 @@ func (e *Engine) Settle(id string, v Verdict) error {
 	switch {
 	case v.Allow && v.Args != nil:
 		if check == nil {
-			return Userf("the arguments of this call to %s cannot be edited", cl.info.Tool)
+			return refusef("the arguments of this call to %s cannot be edited", cl.info.Tool)
 		}
 		args, err := check(v.Args)
 		if err != nil {
-			return Userf("the edited arguments were not accepted, and the call is still held: %v", err)
+			return refusef("the edited arguments were not accepted, and the call is still held: %v", err)
 		}
 		d.args = args
 	case !v.Allow:
 		msg := fmt.Sprintf("the person supervising this server denied this call to %s in the workbench; it was not run", cl.info.Tool)
 		if reason := strings.TrimSpace(v.Reason); reason != "" {
-			msg += ". Their reason: " + excerpt(reason, maxReason)
+			msg += ". Their reason: " + cut(reason, maxReason)
 		}
-		d.err = &UserError{Msg: msg}
+		d.err = &Refusal{Msg: msg}
 	}
 
 	r.mu.Lock()
 	if cl.approval == nil {
 		r.mu.Unlock()
-		return Userf("the call %q has already been decided", id)
+		return refusef("the call %q has already been decided", id)
 	}
 	select {
 	case cl.approval <- d:
 	default:
 		r.mu.Unlock()
-		return Userf("the call %q has already been decided", id)
+		return refusef("the call %q has already been decided", id)
 	}
 	allowed := false
 	if v.Allow && v.ForSession {
-		a := AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}
+		a := event.AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}
 		allowed = !r.allowed[a]
 		r.allowed[a] = true
 		// The same tool's other held calls from that session go too.
@@ -681,8 +689,7 @@ func (e *Engine) Settle(id string, v Verdict) error {
 
 // RevokeAllowed forgets every tool allowed for a session (Verdict.ForSession):
 // their next calls are held again as the mode says.
-func (e *Engine) RevokeAllowed() {
-	r := e.calls
+func (r *Registry) RevokeAllowed() {
 	r.mu.Lock()
 	n := len(r.allowed)
 	clear(r.allowed)
@@ -692,11 +699,10 @@ func (e *Engine) RevokeAllowed() {
 	}
 }
 
-// AttachUI records that a workbench is watching (approval needs one); the
+// AttachWorkbench records that a workbench is watching (approval needs one); the
 // returned function detaches it. When the last workbench detaches, calls
 // held for approval are denied since no one is left to decide.
-func (e *Engine) AttachUI() (detach func()) {
-	r := e.calls
+func (r *Registry) AttachWorkbench() (detach func()) {
 	r.mu.Lock()
 	r.uis++
 	r.mu.Unlock()
@@ -727,26 +733,29 @@ func (e *Engine) AttachUI() (detach func()) {
 	}
 }
 
-// SessionOpened puts the session on the notebook most recently activated
-// (sessions.go) and publishes EvSessionOpened.
-func (e *Engine) SessionOpened(id, client string) {
-	e.sessionStarted(id, client)
-	e.calls.bus.Publish(Event{Type: EvSessionOpened, Session: &SessionEvent{ID: id, Client: client}})
-}
-
-// ServerState returns the pause and approval state as last published in
+// State returns the pause and approval state as last published in
 // EvServerState, for a workbench that starts watching late.
-func (e *Engine) ServerState() ServerEvent {
-	r := e.calls
+func (r *Registry) State() event.ServerEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.stateLocked()
 }
 
 // ApprovalTimeout returns how long a held call waits for a decision.
-func (e *Engine) ApprovalTimeout() time.Duration {
-	r := e.calls
+func (r *Registry) ApprovalTimeout() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.timeout
 }
+
+// Running reports whether call id has begun and not yet finished.
+func (r *Registry) Running(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.calls[id]
+	return ok
+}
+
+// PublishState publishes the server state (EvServerState): what the
+// options fill in changed (the Jupyter server in use, its state).
+func (r *Registry) PublishState() { r.publishState() }

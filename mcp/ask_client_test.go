@@ -9,7 +9,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
 // elicitingClient answers approval requests with answer and keeps the
@@ -42,7 +43,7 @@ func approvalNotebook(t *testing.T, h *harness, cs *sdk.ClientSession, timeout t
 	t.Helper()
 	rel := h.writeNotebook("held.ipynb", "a = 1", "b = 2")
 	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "held", "notebook_path": rel})
-	h.e.SetApproval(engine.ApproveDestructive, timeout)
+	h.e.Calls().SetApproval(calls.ApproveDestructive, timeout)
 	return rel
 }
 
@@ -153,13 +154,13 @@ func TestApprovalWithoutElicitationRefusedAtOnce(t *testing.T) {
 func TestApprovalQuestionParts(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("x = 1\n", 40)
-	got := previewText(&engine.CallPreview{What: "run code on kernel 12345678", Code: long, Facts: []string{"variables of kernel 12345678"},
-		Cells: []engine.PreviewCell{{Index: 2, ID: "ab", Role: engine.PreviewCellContext, Source: "ctx"}, {Index: 3, ID: "cd", Role: engine.PreviewCellRun, Source: "y = 2\nz = 3"}}})
+	got := previewText(&event.CallPreview{What: "run code on kernel 12345678", Code: long, Facts: []string{"variables of kernel 12345678"},
+		Cells: []event.PreviewCell{{Index: 2, ID: "ab", Role: event.PreviewCellContext, Source: "ctx"}, {Index: 3, ID: "cd", Role: event.PreviewCellRun, Source: "y = 2\nz = 3"}}})
 	want := "\nIt would run code on kernel 12345678.\n  cell 3 (cd) would run: y = 2\n  x = 1\n"
 	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\n  … 28 more lines\nWould be lost: variables of kernel 12345678") || strings.Contains(got, "ctx") {
 		t.Errorf("previewText = %q", got)
 	}
-	if previewText(nil) != "" || previewText(&engine.CallPreview{Problem: "no notebook"}) != "" {
+	if previewText(nil) != "" || previewText(&event.CallPreview{Problem: "no notebook"}) != "" {
 		t.Error("a missing preview has text")
 	}
 	if got := firstSentence("Move a cell from source_index to target_index within the notebook.\n\nMore."); got != "Move a cell from source_index to target_index within the notebook" {

@@ -1,4 +1,4 @@
-package engine
+package nbfile
 
 import (
 	"bytes"
@@ -8,13 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"path"
 	"regexp"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
@@ -53,29 +53,29 @@ import (
 // that refuses hidden files (allow_hidden false, the default) gets the same
 // names without the dot, which list_files filters out.
 
-// saveLockTimes are the lock's times; an Engine's zero value means the
-// defaults (tests shorten them).
-type saveLockTimes struct {
-	ttl  time.Duration // a lock unchanged this long is stale; a holder rewrites it every ttl/4
-	wait time.Duration // how long a save waits for the lock
-	look time.Duration // how often a waiter reads the lock
+// LockTimes are the lock's times; the zero value means the defaults
+// (tests shorten them).
+type LockTimes struct {
+	TTL  time.Duration // a lock unchanged this long is stale; a holder rewrites it every TTL/4
+	Wait time.Duration // how long a save waits for the lock
+	Look time.Duration // how often a waiter reads the lock
 }
 
-var defaultSaveLockTimes = saveLockTimes{ttl: 10 * time.Second, wait: 30 * time.Second, look: 500 * time.Millisecond}
+var defaultLockTimes = LockTimes{TTL: 10 * time.Second, Wait: 30 * time.Second, Look: 500 * time.Millisecond}
 
-func (e *Engine) lockTimes() saveLockTimes {
-	if e.saveLockTimes.ttl == 0 {
-		return defaultSaveLockTimes
+func (t LockTimes) orDefault() LockTimes {
+	if t.TTL == 0 {
+		return defaultLockTimes
 	}
-	return e.saveLockTimes
+	return t
 }
 
 // lockFileName matches the visible lock names (and their temporary and
 // stale forms) so that listings can leave them out.
 var lockFileName = regexp.MustCompile(`\.ipynb\.lock(\.(stale\.)?[0-9a-f]{32})?$`)
 
-// isLockFile reports whether a file name is one of our save lock files.
-func isLockFile(name string) bool { return lockFileName.MatchString(path.Base(name)) }
+// IsLockFile reports whether a file name is one of our save lock files.
+func IsLockFile(name string) bool { return lockFileName.MatchString(path.Base(name)) }
 
 // SaveLockError says a change was not saved because the notebook's save lock
 // could not be taken: another process held it the whole time, or the Jupyter
@@ -184,11 +184,14 @@ func namesFor(nbPath string, hidden bool) lockNames {
 	return lockNames{lock: dir + base + ".lock", dir: dir, base: base}
 }
 
-// saveLock is a held lock.
-type saveLock struct {
+// Lock is a held save lock.
+type Lock struct {
 	client *jupyter.Client
-	path   string
+	log    *slog.Logger
+	path   string // the lock file
 	token  string
+
+	notebook, nbPath string // the notebook's name in use and path, for errors
 
 	ttl time.Duration
 
@@ -202,49 +205,48 @@ type saveLock struct {
 	done chan struct{}
 }
 
-// lockMode remembers per document whether the server takes hidden names:
-// 0 unknown, 1 hidden, 2 visible.
-type lockMode struct{ v atomic.Int32 }
-
-// acquireSaveLock takes the save lock of d's notebook, waiting up to
-// saveLockWait for another holder to release it.
-func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, error) {
+// Lock takes the save lock of f's notebook, waiting up to LockTimes.Wait
+// for another holder to release it. ctx must not be cancelled while the
+// lock is taken or held (the caller detaches it, as the group commit's
+// leader does): the wait has its own bound, and a request of the lock
+// cut short would leave a lock file behind.
+func (f *File) Lock(ctx context.Context) (*Lock, error) {
 	start := time.Now()
-	times := e.lockTimes()
+	times := f.times.orDefault()
 	var names lockNames
 	fail := func(holder string, err error) error {
-		return &SaveLockError{Notebook: d.name, Path: d.path, LockPath: names.lock, Holder: holder, Waited: time.Since(start), Err: err}
+		return &SaveLockError{Notebook: f.name, Path: f.path, LockPath: names.lock, Holder: holder, Waited: time.Since(start), Err: err}
 	}
 	token := newToken()
 	content := func(seq int) string {
 		b, _ := json.Marshal(lockContent{Owner: lockOwner, Token: token, Seq: seq,
-			Note: "jupyter-mcp-server holds this file while it saves " + path.Base(d.path) + "; it is stale 10 s after its last change"})
+			Note: "jupyter-mcp-server holds this file while it saves " + path.Base(f.path) + "; it is stale 10 s after its last change"})
 		return string(b)
 	}
 	// The file we rename into place; a server refusing hidden names
 	// (400) makes us use visible ones from then on.
 	var tmp string
 	for {
-		hidden := d.lockMode.v.Load() != 2
-		names = namesFor(d.path, hidden)
+		hidden := f.lockMode.Load() != 2
+		names = namesFor(f.path, hidden)
 		tmp = names.lock + "." + token
-		_, err := d.client.SaveText(context.WithoutCancel(ctx), tmp, content(0))
+		_, err := f.client.SaveText(ctx, tmp, content(0))
 		if err == nil {
 			if hidden {
-				d.lockMode.v.Store(1)
+				f.lockMode.Store(1)
 			}
 			break
 		}
 		var ae *jupyter.APIError
 		if hidden && errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-			d.lockMode.v.Store(2)
+			f.lockMode.Store(2)
 			continue
 		}
 		return nil, fail("", err)
 	}
 	dropTmp := func() {
-		if err := d.client.Delete(context.WithoutCancel(ctx), tmp); err != nil && !jupyter.IsNotFound(err) {
-			e.log.Warn("removing a save lock file", "path", tmp, "err", err)
+		if err := f.client.Delete(ctx, tmp); err != nil && !jupyter.IsNotFound(err) {
+			f.log.Warn("removing a save lock file", "path", tmp, "err", err)
 		}
 	}
 
@@ -259,9 +261,9 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 		// Nobody can take the lock as stale sooner than a TTL after its
 		// content appears, which is after this instant.
 		sent := time.Now()
-		_, err := d.client.Rename(context.WithoutCancel(ctx), tmp, names.lock)
+		_, err := f.client.Rename(ctx, tmp, names.lock)
 		if err == nil {
-			return e.holdSaveLock(d.client, names.lock, token, times.ttl, sent, content), nil
+			return f.hold(f.client, names.lock, token, times.TTL, sent, content), nil
 		}
 		if !isConflict(err) {
 			dropTmp()
@@ -272,9 +274,9 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 		// seen a TTL apart: every holding has its own token, every
 		// refresh its own seq). Only now and then: the Jupyter server
 		// serves the holder too.
-		if time.Since(lastLook) >= times.look {
+		if time.Since(lastLook) >= times.Look {
 			lastLook = time.Now()
-			m, gerr := d.client.Get(context.WithoutCancel(ctx), names.lock, true)
+			m, gerr := f.client.Get(ctx, names.lock, true)
 			switch {
 			case gerr == nil:
 				var s string
@@ -285,8 +287,8 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 				}
 				if !bytes.Equal([]byte(s), seen) {
 					seen, seenSince = []byte(s), time.Now()
-				} else if time.Since(seenSince) >= times.ttl {
-					e.breakStaleLock(ctx, d.client, names, token, s)
+				} else if time.Since(seenSince) >= times.TTL {
+					f.breakStaleLock(ctx, names, token, s)
 					seen = nil
 					continue
 				}
@@ -297,16 +299,12 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 				return nil, fail(holder, gerr)
 			}
 		}
-		if time.Since(start) >= times.wait || ctx.Err() != nil {
+		if time.Since(start) >= times.Wait {
 			dropTmp()
-			return nil, fail(holder, ctx.Err())
+			return nil, fail(holder, nil)
 		}
 		// Jittered backoff, so that waiters do not march in step.
-		sleep := backoff/2 + rand.N(backoff)
-		select {
-		case <-time.After(sleep):
-		case <-ctx.Done():
-		}
+		time.Sleep(backoff/2 + rand.N(backoff))
 		backoff = min(backoff*2, 40*time.Millisecond)
 	}
 }
@@ -316,8 +314,8 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 // only one moves it), checked to be the stale one, and deleted. Had another
 // waiter meanwhile broken it and taken a fresh lock, what we moved is that
 // fresh lock: it goes back.
-func (e *Engine) breakStaleLock(ctx context.Context, client *jupyter.Client, names lockNames, token, stale string) {
-	ctx = context.WithoutCancel(ctx)
+func (f *File) breakStaleLock(ctx context.Context, names lockNames, token, stale string) {
+	client := f.client
 	aside := names.lock + ".stale." + token
 	if _, err := client.Rename(ctx, names.lock, aside); err != nil {
 		return // gone already, or someone else moved it
@@ -332,9 +330,9 @@ func (e *Engine) breakStaleLock(ctx context.Context, client *jupyter.Client, nam
 			return
 		}
 	}
-	e.log.Warn("removed a stale save lock", "path", names.lock, "content", stale)
+	f.log.Warn("removed a stale save lock", "path", names.lock, "content", stale)
 	if err := client.Delete(ctx, aside); err != nil && !jupyter.IsNotFound(err) {
-		e.log.Warn("removing a stale save lock", "path", aside, "err", err)
+		f.log.Warn("removing a stale save lock", "path", aside, "err", err)
 	}
 }
 
@@ -344,12 +342,13 @@ func isConflict(err error) bool {
 	return errors.As(err, &ae) && ae.Status == http.StatusConflict
 }
 
-// holdSaveLock starts holding a lock file that holds our token, written
-// (or renamed into place) by a request sent at sent, and its refresher.
-func (e *Engine) holdSaveLock(client *jupyter.Client, lockPath, token string, ttl time.Duration, sent time.Time, content func(int) string) *saveLock {
-	l := &saveLock{client: client, path: lockPath, token: token, ttl: ttl, fresh: sent,
+// hold starts holding a lock file that holds our token, written (or
+// renamed into place) through client by a request sent at sent, and its
+// refresher.
+func (f *File) hold(client *jupyter.Client, lockPath, token string, ttl time.Duration, sent time.Time, content func(int) string) *Lock {
+	l := &Lock{client: client, log: f.log, path: lockPath, token: token, notebook: f.name, nbPath: f.path, ttl: ttl, fresh: sent,
 		stop: make(chan struct{}), done: make(chan struct{})}
-	go l.refresh(e, ttl/4, content)
+	go l.refresh(ttl/4, content)
 	return l
 }
 
@@ -359,7 +358,7 @@ func (e *Engine) holdSaveLock(client *jupyter.Client, lockPath, token string, tt
 // failed read or write (a timeout, a 5xx, a dropped connection) is tried
 // again on the next tick: giving up would let the lock go stale under a
 // save that is still running.
-func (l *saveLock) refresh(e *Engine, every time.Duration, content func(int) string) {
+func (l *Lock) refresh(every time.Duration, content func(int) string) {
 	defer close(l.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -367,7 +366,7 @@ func (l *saveLock) refresh(e *Engine, every time.Duration, content func(int) str
 		l.mu.Lock()
 		l.refreshErr = err
 		l.mu.Unlock()
-		e.log.Warn(what+" a save lock; trying again", "path", l.path, "err", err)
+		l.log.Warn(what+" a save lock; trying again", "path", l.path, "err", err)
 	}
 	for {
 		select {
@@ -401,8 +400,8 @@ var errNotOurs = errors.New("the save lock is not ours")
 
 // check reads the lock back: nil when it holds our token, else errNotOurs
 // (with the holder it names) or the Jupyter error. Not ours is remembered.
-func (l *saveLock) check(ctx context.Context) (string, error) {
-	m, err := l.client.Get(context.WithoutCancel(ctx), l.path, true)
+func (l *Lock) check(ctx context.Context) (string, error) {
+	m, err := l.client.Get(ctx, l.path, true)
 	if err != nil && !jupyter.IsNotFound(err) {
 		return "", err
 	}
@@ -421,31 +420,31 @@ func (l *saveLock) check(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// verify reads the lock back before a save: it must still hold our token,
+// Verify reads the lock back before a save: it must still hold our token,
 // and have been rewritten less than half a TTL ago. The token alone says
 // nobody took the lock over before now; the age says nobody can during a
 // save of up to half a TTL (others take it no sooner than a TTL after our
 // last write). Refreshes keep it young while the server answers them.
-func (l *saveLock) verify(ctx context.Context, d *document) error {
+func (l *Lock) Verify(ctx context.Context) error {
 	holder, err := l.check(ctx)
 	switch {
 	case errors.Is(err, errNotOurs):
-		return &SaveLockLostError{Notebook: d.name, Path: d.path, Holder: holder}
+		return &SaveLockLostError{Notebook: l.notebook, Path: l.nbPath, Holder: holder}
 	case err != nil:
-		return &SaveLockError{Notebook: d.name, Path: d.path, LockPath: l.path, Err: err}
+		return &SaveLockError{Notebook: l.notebook, Path: l.nbPath, LockPath: l.path, Err: err}
 	}
 	l.mu.Lock()
 	age, rerr := time.Since(l.fresh), l.refreshErr
 	l.mu.Unlock()
 	if age >= l.ttl/2 {
-		return &SaveLockStaleError{Notebook: d.name, Path: d.path, LockPath: l.path, Age: age, Err: rerr}
+		return &SaveLockStaleError{Notebook: l.notebook, Path: l.nbPath, LockPath: l.path, Age: age, Err: rerr}
 	}
 	return nil
 }
 
-// release stops the refresher and deletes the lock, unless it turned out
+// Release stops the refresher and deletes the lock, unless it turned out
 // not to be ours.
-func (l *saveLock) release(e *Engine) {
+func (l *Lock) Release() {
 	close(l.stop)
 	<-l.done
 	l.mu.Lock()
@@ -455,6 +454,12 @@ func (l *saveLock) release(e *Engine) {
 		return
 	}
 	if err := l.client.Delete(context.Background(), l.path); err != nil && !jupyter.IsNotFound(err) {
-		e.log.Warn("releasing a save lock", "path", l.path, "err", err)
+		l.log.Warn("releasing a save lock", "path", l.path, "err", err)
 	}
+}
+
+// LockName is the name f's save lock goes by on the server, hidden or
+// visible as the server takes names: known once a lock was taken.
+func (f *File) LockName() string {
+	return namesFor(f.path, f.lockMode.Load() != 2).lock
 }

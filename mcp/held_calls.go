@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 )
 
@@ -19,48 +22,49 @@ import (
 // call's arguments become an engine.PreviewRequest, and a person's edit of
 // them is checked against the tool's input schema (which mcp/ owns).
 
-// runsCode are the tools that run code in a kernel or a sandbox: the calls
-// `--approve execute` holds.
-var runsCode = map[string]bool{
-	"execute_cell":             true,
-	"insert_execute_code_cell": true,
-	"execute_code":             true,
+// What each tool that can be held shows the person asked to allow it, in
+// the engine's terms: the table's rows name these (toolDef.preview).
+
+func previewEditCell(in editCellIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewEdit, Notebook: deref(in.NotebookName), Cell: ref(in.CellIndex, in.CellID),
+		Old: in.OldString, New: in.NewString, All: in.ReplaceAll}
 }
 
-// previewers turn a tool's arguments into what the engine previews.
-var previewers = map[string]func(args json.RawMessage) engine.PreviewRequest{
-	"edit_cell_source": previewOf(func(in editCellIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewEdit, Notebook: deref(in.NotebookName), Cell: ref(in.CellIndex, in.CellID),
-			Old: in.OldString, New: in.NewString, All: in.ReplaceAll}
-	}),
-	"overwrite_cell_source": previewOf(func(in overwriteCellIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewOverwrite, Notebook: deref(in.NotebookName), Cell: ref(in.CellIndex, in.CellID), Source: in.CellSource}
-	}),
-	"insert_cell": previewOf(func(in insertCellIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewInsert, Notebook: deref(in.NotebookName), Index: in.CellIndex, CellType: in.CellType, Source: in.CellSource}
-	}),
-	"delete_cell": previewOf(func(in deleteCellIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewDelete, Notebook: deref(in.NotebookName), Indices: in.CellIndices, IDs: in.CellIDsToDelete}
-	}),
-	"move_cell": previewOf(func(in moveCellIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewMove, Notebook: deref(in.NotebookName),
-			Cell: ref(in.SourceIndex, in.SourceCellID), Target: ref(in.TargetIndex, in.TargetCellID)}
-	}),
-	"execute_cell": previewOf(func(in executeCellIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewRunCell, Cell: ref(in.CellIndex, in.CellID)}
-	}),
-	"insert_execute_code_cell": previewOf(func(in insertExecuteIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewInsertRun, Index: in.CellIndex, Source: in.CellSource}
-	}),
-	"execute_code": previewOf(func(in executeCodeIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewRunCode, Source: in.Code, KernelID: deref(in.KernelID)}
-	}),
-	"restart_notebook": previewOf(func(in restartIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewRestart, Notebook: in.NotebookName}
-	}),
-	"unuse_notebook": previewOf(func(in notebookNameIn) engine.PreviewRequest {
-		return engine.PreviewRequest{Op: engine.PreviewUnuse, Notebook: in.NotebookName}
-	}),
+func previewOverwriteCell(in overwriteCellIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewOverwrite, Notebook: deref(in.NotebookName), Cell: ref(in.CellIndex, in.CellID), Source: in.CellSource}
+}
+
+func previewInsertCell(in insertCellIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewInsert, Notebook: deref(in.NotebookName), Index: in.CellIndex, CellType: in.CellType, Source: in.CellSource}
+}
+
+func previewDeleteCell(in deleteCellIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewDelete, Notebook: deref(in.NotebookName), Indices: in.CellIndices, IDs: in.CellIDsToDelete}
+}
+
+func previewMoveCell(in moveCellIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewMove, Notebook: deref(in.NotebookName),
+		Cell: ref(in.SourceIndex, in.SourceCellID), Target: ref(in.TargetIndex, in.TargetCellID)}
+}
+
+func previewExecuteCell(in executeCellIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewRunCell, Cell: ref(in.CellIndex, in.CellID)}
+}
+
+func previewInsertExecute(in insertExecuteIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewInsertRun, Index: in.CellIndex, Source: in.CellSource}
+}
+
+func previewExecuteCode(in executeCodeIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewRunCode, Source: in.Code, KernelID: deref(in.KernelID)}
+}
+
+func previewRestart(in restartIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewRestart, Notebook: in.NotebookName}
+}
+
+func previewUnuse(in notebookNameIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewUnuse, Notebook: in.NotebookName}
 }
 
 // previewOf decodes the arguments as the tool's input and maps them; what
@@ -79,15 +83,19 @@ func previewOf[In any](f func(In) engine.PreviewRequest) func(json.RawMessage) e
 // approvalStart fills what a held call needs: whether it runs code, its
 // preview, and the checker of a person's edit. shown are the arguments as
 // the workbench shows them (redacted); args as the agent sent them.
-func (s *Server) approvalStart(st *engine.CallStart, d *toolDef, args, shown json.RawMessage) {
+func (s *Server) approvalStart(st *calls.Start, d *toolDef, args, shown json.RawMessage) {
 	if d == nil {
 		return
 	}
-	st.RunsCode = runsCode[d.name]
+	st.RunsCode = d.runsCode
 	// A preview is shown by a workbench, or by the client when it is
-	// asked instead (approval.go); it is only made for a held call.
-	if p := previewers[d.name]; p != nil && (shown != nil || st.Ask != nil) {
-		st.Preview = func() engine.PreviewRequest { return p(args) }
+	// asked instead (ask_client.go); it is only made for a held call.
+	if p := d.preview; p != nil && (shown != nil || st.Ask != nil) {
+		session := st.Session
+		st.Preview = func(ctx context.Context) *event.CallPreview {
+			preview := s.e.Preview(ctx, session, p(args))
+			return &preview
+		}
 	}
 	if shown == nil {
 		// No one watches: no workbench can take an edit.

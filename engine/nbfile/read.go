@@ -1,4 +1,4 @@
-package engine
+package nbfile
 
 import (
 	"context"
@@ -37,16 +37,16 @@ const (
 	notebookMaxReread = 100 * time.Millisecond
 )
 
-// NotebookUnsettledError: a notebook's file was empty or not whole JSON at
+// UnsettledError reports that a notebook's file was empty or not whole JSON at
 // every read for notebookSettle, and changed too recently to be taken as a
 // broken file at rest: most likely something is saving it.
-type NotebookUnsettledError struct {
+type UnsettledError struct {
 	Path   string
 	Empty  bool
 	Waited time.Duration
 }
 
-func (e *NotebookUnsettledError) Error() string {
+func (e *UnsettledError) Error() string {
 	what := "half-written"
 	if e.Empty {
 		what = "empty"
@@ -55,16 +55,16 @@ func (e *NotebookUnsettledError) Error() string {
 		e.Path, what, e.Waited.Round(100*time.Millisecond), what)
 }
 
-func (*NotebookUnsettledError) CallerCanFix() bool { return true }
+func (*UnsettledError) CallerCanFix() bool { return true }
 
-// readNotebookFile reads the notebook at p. On success nb is the parsed
+// Read reads the notebook at p. On success nb is the parsed
 // notebook and m.Content the file's text. What the text read cannot settle
 // goes to the server's notebook read, whose model (m.Content the server's
 // JSON, nb nil) or error stands, as before: a path that is not .ipynb, a
 // file the text read refuses (400: not UTF-8, a directory), valid JSON that
 // is not nbformat 4 (the server converts older formats), a broken file at
 // rest (the server names it, or recovers it from its backup).
-func readNotebookFile(ctx context.Context, client *jupyter.Client, p string) (*jupyter.Model, *notebook.Notebook, error) {
+func Read(ctx context.Context, client *jupyter.Client, p string) (*jupyter.Model, *notebook.Notebook, error) {
 	if !strings.HasSuffix(strings.ToLower(p), ".ipynb") {
 		return readByServer(ctx, client, p)
 	}
@@ -94,7 +94,7 @@ func readNotebookFile(ctx context.Context, client *jupyter.Client, p string) (*j
 			return readByServer(ctx, client, p)
 		}
 		if waited := time.Since(start); waited >= notebookSettle {
-			return nil, nil, &NotebookUnsettledError{Path: p, Empty: len(m.Content) == 0, Waited: waited}
+			return nil, nil, &UnsettledError{Path: p, Empty: len(m.Content) == 0, Waited: waited}
 		}
 		select {
 		case <-time.After(delay):

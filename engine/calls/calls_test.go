@@ -1,4 +1,4 @@
-package engine
+package calls
 
 import (
 	"context"
@@ -7,25 +7,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
-// callHarness is an engine with only the call registry, and a subscription
-// to its bus.
+// callHarness is a call registry and a subscription to its bus.
 type callHarness struct {
-	e   *Engine
-	sub *Subscription
+	e   *Registry
+	sub *event.Subscription
 }
 
 func newCallHarness(t *testing.T) *callHarness {
 	t.Helper()
-	bus := NewBus()
-	h := &callHarness{e: &Engine{calls: newCallRegistry(bus)}, sub: bus.Subscribe(1000)}
+	return newCallHarnessWith(t, Options{})
+}
+
+func newCallHarnessWith(t *testing.T, opts Options) *callHarness {
+	t.Helper()
+	bus := event.NewBus()
+	h := &callHarness{e: New(bus, opts), sub: bus.Subscribe(1000)}
 	t.Cleanup(h.sub.Close)
 	return h
 }
 
 // next returns the next event of one of the given types, skipping others.
-func (h *callHarness) next(t *testing.T, types ...EventType) Event {
+func (h *callHarness) next(t *testing.T, types ...event.EventType) event.Event {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
@@ -43,7 +49,7 @@ func (h *callHarness) next(t *testing.T, types ...EventType) Event {
 }
 
 // none checks that no event of the given types arrives for a short while.
-func (h *callHarness) none(t *testing.T, types ...EventType) {
+func (h *callHarness) none(t *testing.T, types ...event.EventType) {
 	t.Helper()
 	deadline := time.After(50 * time.Millisecond)
 	for {
@@ -62,15 +68,15 @@ func (h *callHarness) none(t *testing.T, types ...EventType) {
 
 type beginResult struct {
 	ctx    context.Context
-	finish func(CallOutcome)
+	finish func(Outcome)
 	err    error
 }
 
-// beginAsync runs BeginCall in a goroutine since it may block.
-func (h *callHarness) beginAsync(ctx context.Context, c CallStart) <-chan beginResult {
+// beginAsync runs Begin in a goroutine since it may block.
+func (h *callHarness) beginAsync(ctx context.Context, c Start) <-chan beginResult {
 	ch := make(chan beginResult, 1)
 	go func() {
-		cctx, finish, err := h.e.BeginCall(ctx, c)
+		cctx, finish, err := h.e.Begin(ctx, c)
 		ch <- beginResult{cctx, finish, err}
 	}()
 	return ch
@@ -91,40 +97,40 @@ func TestCallLifecycle(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	args := json.RawMessage(`{"cell_index":1}`)
-	ctx, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "c1", Session: "s1", Tool: "read_cell", Args: args})
+	ctx, finish, err := h.e.Begin(context.Background(), Start{ID: "c1", Session: "s1", Tool: "read_cell", Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := h.next(t, EvCallStarted).Call
+	started := h.next(t, event.EvCallStarted).Call
 	if started.ID != "c1" || started.Session != "s1" || started.Tool != "read_cell" || string(started.Args) != string(args) ||
-		started.Status != CallRunning || started.Started.IsZero() {
+		started.Status != event.CallRunning || started.Started.IsZero() {
 		t.Errorf("started = %+v", started)
 	}
-	h.e.CallProgress("c1", "halfway")
-	if p := h.next(t, EvCallProgress).Call; p.Progress != "halfway" || p.Status != CallRunning || p.Tool != "read_cell" {
+	h.e.Progress("c1", "halfway")
+	if p := h.next(t, event.EvCallProgress).Call; p.Progress != "halfway" || p.Status != event.CallRunning || p.Tool != "read_cell" {
 		t.Errorf("progress = %+v", p)
 	}
-	h.e.CallProgress("unknown", "ignored")
+	h.e.Progress("unknown", "ignored")
 
 	time.Sleep(2 * time.Millisecond)
 	ok := true
-	out := CallOutcome{
+	out := Outcome{
 		Text: "text", Structured: json.RawMessage(`{"kind":"x"}`), Meta: json.RawMessage(`{"m":1}`),
 		SchemaOK: &ok, SchemaProblem: "none", CellID: "abc", Notebook: "nb", Images: 2,
 	}
 	finish(out)
-	finish(CallOutcome{Text: "second"}) // ignored
-	f := h.next(t, EvCallFinished).Call
-	if f.Status != CallOK || f.Text != "text" || string(f.Structured) != `{"kind":"x"}` || string(f.Meta) != `{"m":1}` ||
+	finish(Outcome{Text: "second"}) // ignored
+	f := h.next(t, event.EvCallFinished).Call
+	if f.Status != event.CallOK || f.Text != "text" || string(f.Structured) != `{"kind":"x"}` || string(f.Meta) != `{"m":1}` ||
 		f.SchemaOK == nil || !*f.SchemaOK || f.SchemaProblem != "none" || f.CellID != "abc" || f.Notebook != "nb" ||
 		f.Images != 2 || f.Duration < 2*time.Millisecond || f.Tool != "read_cell" || f.Session != "s1" {
 		t.Errorf("finished = %+v", f)
 	}
-	h.none(t, EvCallFinished)
+	h.none(t, event.EvCallFinished)
 	if ctx.Err() == nil {
 		t.Error("the call context is still live after finish")
 	}
-	if err := h.e.CancelCall("c1"); err == nil || !IsUserError(err) {
+	if err := h.e.Cancel("c1"); err == nil || !isUserError(err) {
 		t.Errorf("CancelCall of a finished call = %v, want a UserError", err)
 	}
 }
@@ -134,34 +140,34 @@ func TestCallFinishStatus(t *testing.T) {
 	tests := []struct {
 		name   string
 		cancel bool
-		out    CallOutcome
-		want   CallStatus
+		out    Outcome
+		want   event.CallStatus
 	}{
-		{"ok", false, CallOutcome{}, CallOK},
-		{"tool error", false, CallOutcome{IsError: true}, CallError},
-		{"protocol error", false, CallOutcome{Error: "boom"}, CallError},
-		{"explicit", false, CallOutcome{Status: CallDenied}, CallDenied},
-		{"cancelled in workbench", true, CallOutcome{Error: "context canceled"}, CallCancelled},
+		{"ok", false, Outcome{}, event.CallOK},
+		{"tool error", false, Outcome{IsError: true}, event.CallError},
+		{"protocol error", false, Outcome{Error: "boom"}, event.CallError},
+		{"explicit", false, Outcome{Status: event.CallDenied}, event.CallDenied},
+		{"cancelled in workbench", true, Outcome{Error: "context canceled"}, event.CallCancelled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newCallHarness(t)
-			ctx, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "c", Tool: "t"})
+			ctx, finish, err := h.e.Begin(context.Background(), Start{ID: "c", Tool: "t"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tt.cancel {
-				if err := h.e.CancelCall("c"); err != nil {
+				if err := h.e.Cancel("c"); err != nil {
 					t.Fatal(err)
 				}
 				<-ctx.Done()
-				if cause := context.Cause(ctx); !IsUserError(cause) || !strings.Contains(cause.Error(), "cancelled in the workbench") {
+				if cause := context.Cause(ctx); !isUserError(cause) || !strings.Contains(cause.Error(), "cancelled in the workbench") {
 					t.Errorf("cause = %v", cause)
 				}
 			}
 			finish(tt.out)
-			if got := h.next(t, EvCallFinished).Call.Status; got != tt.want {
+			if got := h.next(t, event.EvCallFinished).Call.Status; got != tt.want {
 				t.Errorf("status %s, want %s", got, tt.want)
 			}
 		})
@@ -171,23 +177,23 @@ func TestCallFinishStatus(t *testing.T) {
 func TestCallIDs(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
-	if _, _, err := h.e.BeginCall(context.Background(), CallStart{Tool: "t"}); err == nil {
+	if _, _, err := h.e.Begin(context.Background(), Start{Tool: "t"}); err == nil {
 		t.Error("a call without id was accepted")
 	}
-	_, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "a", Tool: "t"})
+	_, finish, err := h.e.Begin(context.Background(), Start{ID: "a", Tool: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := h.e.BeginCall(context.Background(), CallStart{ID: "a", Tool: "t"}); err == nil {
+	if _, _, err := h.e.Begin(context.Background(), Start{ID: "a", Tool: "t"}); err == nil {
 		t.Error("a second call with the same id was accepted")
 	}
-	finish(CallOutcome{})
-	if _, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "a", Tool: "t"}); err != nil {
+	finish(Outcome{})
+	if _, finish, err := h.e.Begin(context.Background(), Start{ID: "a", Tool: "t"}); err != nil {
 		t.Errorf("an id could not be reused after finish: %v", err)
 	} else {
-		finish(CallOutcome{})
+		finish(Outcome{})
 	}
-	if err := h.e.CancelCall("nope"); !IsUserError(err) {
+	if err := h.e.Cancel("nope"); !isUserError(err) {
 		t.Errorf("CancelCall(unknown) = %v", err)
 	}
 }
@@ -198,13 +204,13 @@ func TestCallPause(t *testing.T) {
 		name    string
 		release func(h *callHarness, cancel context.CancelFunc)
 		wantErr func(error) bool
-		status  CallStatus // of EvCallFinished when refused
+		status  event.CallStatus // of EvCallFinished when refused
 	}{
 		{"resume", func(h *callHarness, _ context.CancelFunc) { h.e.SetPaused(false) }, nil, ""},
-		{"cancelled in workbench", func(h *callHarness, _ context.CancelFunc) { _ = h.e.CancelCall("p") },
-			func(err error) bool { return IsUserError(err) && strings.Contains(err.Error(), "cancelled") }, CallCancelled},
+		{"cancelled in workbench", func(h *callHarness, _ context.CancelFunc) { _ = h.e.Cancel("p") },
+			func(err error) bool { return isUserError(err) && strings.Contains(err.Error(), "cancelled") }, event.CallCancelled},
 		{"client gave up", func(_ *callHarness, cancel context.CancelFunc) { cancel() },
-			func(err error) bool { return errors.Is(err, context.Canceled) }, CallCancelled},
+			func(err error) bool { return errors.Is(err, context.Canceled) }, event.CallCancelled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,17 +218,17 @@ func TestCallPause(t *testing.T) {
 			h := newCallHarness(t)
 			h.e.SetPaused(true)
 			h.e.SetPaused(true) // no second state event
-			if st := h.next(t, EvServerState).Server; !st.Paused || st.ApprovalMode != ApproveOff {
+			if st := h.next(t, event.EvServerState).Server; !st.Paused || st.ApprovalMode != ApproveOff {
 				t.Errorf("state = %+v", st)
 			}
-			if !h.e.ServerState().Paused {
+			if !h.e.State().Paused {
 				t.Error("ServerState does not say paused")
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			res := h.beginAsync(ctx, CallStart{ID: "p", Tool: "insert_cell"})
-			h.next(t, EvCallStarted)
-			if held := h.next(t, EvCallHeld).Call; held.Status != CallHeld || !strings.Contains(held.Progress, "paused") {
+			res := h.beginAsync(ctx, Start{ID: "p", Tool: "insert_cell"})
+			h.next(t, event.EvCallStarted)
+			if held := h.next(t, event.EvCallHeld).Call; held.Status != event.CallHeld || !strings.Contains(held.Progress, "paused") {
 				t.Errorf("held = %+v", held)
 			}
 			select {
@@ -236,11 +242,11 @@ func TestCallPause(t *testing.T) {
 				if r.err != nil {
 					t.Fatalf("BeginCall = %v", r.err)
 				}
-				if p := h.next(t, EvCallProgress).Call; p.Status != CallRunning || p.Progress != "resumed" {
+				if p := h.next(t, event.EvCallProgress).Call; p.Status != event.CallRunning || p.Progress != "resumed" {
 					t.Errorf("after resume: %+v", p)
 				}
-				r.finish(CallOutcome{})
-				if f := h.next(t, EvCallFinished).Call; f.Status != CallOK {
+				r.finish(Outcome{})
+				if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallOK {
 					t.Errorf("finished %+v", f)
 				}
 				return
@@ -248,11 +254,11 @@ func TestCallPause(t *testing.T) {
 			if !tt.wantErr(r.err) {
 				t.Fatalf("BeginCall error = %v", r.err)
 			}
-			r.finish(CallOutcome{}) // a no-op after a refusal
-			if f := h.next(t, EvCallFinished).Call; f.Status != tt.status || f.Error == "" {
+			r.finish(Outcome{}) // a no-op after a refusal
+			if f := h.next(t, event.EvCallFinished).Call; f.Status != tt.status || f.Error == "" {
 				t.Errorf("finished %+v", f)
 			}
-			h.none(t, EvCallFinished)
+			h.none(t, event.EvCallFinished)
 		})
 	}
 }
@@ -262,7 +268,7 @@ func TestCallApproval(t *testing.T) {
 	type step func(t *testing.T, h *callHarness)
 	decide := func(allow bool) step {
 		return func(t *testing.T, h *callHarness) {
-			if err := h.e.Decide("x", allow); err != nil {
+			if err := h.e.Decide("x", Verdict{Allow: allow}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -290,24 +296,24 @@ func TestCallApproval(t *testing.T) {
 		{"mode switched to destructive lets a read run", ApproveAll, 0, false, true, true,
 			func(t *testing.T, h *callHarness) { h.e.SetApproval(ApproveDestructive, 0) }, ""},
 		{"cancel while held", ApproveAll, 0, false, true, true,
-			func(t *testing.T, h *callHarness) { _ = h.e.CancelCall("x") }, "cancelled in the workbench"},
+			func(t *testing.T, h *callHarness) { _ = h.e.Cancel("x") }, "cancelled in the workbench"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newCallHarness(t)
 			h.e.SetApproval(tt.mode, tt.timeout)
-			if st := h.next(t, EvServerState).Server; st.ApprovalMode != tt.mode || st.Paused {
+			if st := h.next(t, event.EvServerState).Server; st.ApprovalMode != tt.mode || st.Paused {
 				t.Errorf("state = %+v", st)
 			}
 			if tt.ui {
-				defer h.e.AttachUI()()
+				defer h.e.AttachWorkbench()()
 			}
-			res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "delete_cell", Destructive: tt.destructive})
-			h.next(t, EvCallStarted)
+			res := h.beginAsync(context.Background(), Start{ID: "x", Tool: "delete_cell", Destructive: tt.destructive})
+			h.next(t, event.EvCallStarted)
 			if tt.held {
-				held := h.next(t, EvCallHeld).Call
-				if held.Status != CallHeld || !strings.Contains(held.Progress, "approval") || held.Destructive != tt.destructive {
+				held := h.next(t, event.EvCallHeld).Call
+				if held.Status != event.CallHeld || !strings.Contains(held.Progress, "approval") || held.Destructive != tt.destructive {
 					t.Errorf("held = %+v", held)
 				}
 				if tt.act != nil {
@@ -320,34 +326,34 @@ func TestCallApproval(t *testing.T) {
 					t.Fatalf("BeginCall = %v", r.err)
 				}
 				if tt.held {
-					if p := h.next(t, EvCallProgress).Call; p.Status != CallRunning || p.Progress != "allowed" {
+					if p := h.next(t, event.EvCallProgress).Call; p.Status != event.CallRunning || p.Progress != "allowed" {
 						t.Errorf("after approval: %+v", p)
 					}
 				} else {
-					h.none(t, EvCallHeld)
+					h.none(t, event.EvCallHeld)
 				}
-				r.finish(CallOutcome{Text: "done"})
-				if f := h.next(t, EvCallFinished).Call; f.Status != CallOK || f.Text != "done" {
+				r.finish(Outcome{Text: "done"})
+				if f := h.next(t, event.EvCallFinished).Call; f.Status != event.CallOK || f.Text != "done" {
 					t.Errorf("finished %+v", f)
 				}
 				return
 			}
-			if r.err == nil || !IsUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
+			if r.err == nil || !isUserError(r.err) || !strings.Contains(r.err.Error(), tt.wantErr) {
 				t.Fatalf("BeginCall error = %v, want a UserError with %q", r.err, tt.wantErr)
 			}
-			ev := h.next(t, EvCallHeld, EvCallFinished)
-			if ev.Type != EvCallFinished {
+			ev := h.next(t, event.EvCallHeld, event.EvCallFinished)
+			if ev.Type != event.EvCallFinished {
 				t.Fatalf("got %s before the call finished", ev.Type)
 			}
 			f := ev.Call
-			want := CallDenied
+			want := event.CallDenied
 			if strings.Contains(tt.wantErr, "cancelled") {
-				want = CallCancelled
+				want = event.CallCancelled
 			}
 			if f.Status != want || f.Error != r.err.Error() {
 				t.Errorf("finished %+v, want status %s", f, want)
 			}
-			if err := h.e.Decide("x", true); err == nil {
+			if err := h.e.Decide("x", Verdict{Allow: true}); err == nil {
 				t.Error("Decide on a finished call succeeded")
 			}
 		})
@@ -358,10 +364,10 @@ func TestDetachDeniesHeldCalls(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
 	h.e.SetApproval(ApproveAll, time.Hour)
-	detach1 := h.e.AttachUI()
-	detach2 := h.e.AttachUI()
-	res := h.beginAsync(context.Background(), CallStart{ID: "x", Tool: "t"})
-	h.next(t, EvCallHeld)
+	detach1 := h.e.AttachWorkbench()
+	detach2 := h.e.AttachWorkbench()
+	res := h.beginAsync(context.Background(), Start{ID: "x", Tool: "t"})
+	h.next(t, event.EvCallHeld)
 	detach1()
 	detach1() // once only: the second workbench still counts
 	select {
@@ -378,15 +384,15 @@ func TestDetachDeniesHeldCalls(t *testing.T) {
 func TestDecideErrors(t *testing.T) {
 	t.Parallel()
 	h := newCallHarness(t)
-	if err := h.e.Decide("nope", true); !IsUserError(err) {
+	if err := h.e.Decide("nope", Verdict{Allow: true}); !isUserError(err) {
 		t.Errorf("Decide(unknown) = %v", err)
 	}
-	_, finish, err := h.e.BeginCall(context.Background(), CallStart{ID: "running", Tool: "t"})
+	_, finish, err := h.e.Begin(context.Background(), Start{ID: "running", Tool: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer finish(CallOutcome{})
-	if err := h.e.Decide("running", true); !IsUserError(err) {
+	defer finish(Outcome{})
+	if err := h.e.Decide("running", Verdict{Allow: true}); !isUserError(err) {
 		t.Errorf("Decide on a call not held = %v", err)
 	}
 	if got := h.e.ApprovalTimeout(); got != DefaultApprovalTimeout {
@@ -394,20 +400,9 @@ func TestDecideErrors(t *testing.T) {
 	}
 }
 
-func TestSessionOpened(t *testing.T) {
-	t.Parallel()
-	h := newCallHarness(t)
-	h.e.SessionOpened("s9", "claude-code 1.0")
-	if s := h.next(t, EvSessionOpened).Session; s.ID != "s9" || s.Client != "claude-code 1.0" {
-		t.Errorf("session = %+v", s)
-	}
-}
-
-func TestSessionClosedIsPublished(t *testing.T) {
-	t.Parallel()
-	h := newCallHarness(t)
-	h.e.SessionClosed("s9")
-	if s := h.next(t, EvSessionClosed).Session; s == nil || s.ID != "s9" {
-		t.Errorf("session = %+v", s)
-	}
+// isUserError is the engine's IsUserError: err is a problem the caller
+// can fix.
+func isUserError(err error) bool {
+	var u interface{ CallerCanFix() bool }
+	return errors.As(err, &u) && u.CallerCanFix()
 }

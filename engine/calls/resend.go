@@ -1,4 +1,4 @@
-package engine
+package calls
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ const WorkbenchSession = "workbench"
 // WorkbenchCaller makes tool calls as the workbench's own MCP session.
 type WorkbenchCaller interface {
 	// Checker returns the checker of arguments for tool (against its input
-	// schema), of the same kind as CallStart.Check: it returns the
+	// schema), of the same kind as Start.Check: it returns the
 	// arguments as the call gets them, or why they are refused. It
 	// returns nil when there is no such tool.
 	Checker(tool string) func(args json.RawMessage) (json.RawMessage, error)
@@ -55,25 +55,25 @@ type resender struct {
 
 // errNoCaller says why a resend cannot be made: nothing was wired to make
 // calls (a test's engine, a headless server).
-var errNoCaller = &UserError{Msg: "resend is not available: this server has no workbench session to make calls with"}
+var errNoCaller = &Refusal{Msg: "resend is not available: this server has no workbench session to make calls with"}
 
 // SetWorkbenchCaller gives the engine what makes the workbench's calls.
-func (e *Engine) SetWorkbenchCaller(c WorkbenchCaller) {
-	r := &e.resend
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.caller = c
-	if r.ctx == nil {
-		r.ctx, r.stop = context.WithCancel(context.Background())
+func (r *Registry) SetWorkbenchCaller(c WorkbenchCaller) {
+	rs := &r.resend
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.caller = c
+	if rs.ctx == nil {
+		rs.ctx, rs.stop = context.WithCancel(context.Background())
 	}
 }
 
 // CanResend says whether Resend can be used: nil, or why not.
-func (e *Engine) CanResend() error {
-	r := &e.resend
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.caller == nil || e.closed.Load() {
+func (r *Registry) CanResend() error {
+	rs := &r.resend
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.caller == nil || r.closed.Load() {
 		return errNoCaller
 	}
 	return nil
@@ -84,30 +84,30 @@ func (e *Engine) CanResend() error {
 // not wait for the call to end (its events tell). Arguments in which a
 // secret was redacted (the workbench only ever sees them so) are refused:
 // the call cannot be resent as it was.
-func (e *Engine) Resend(req Resend) error {
-	r := &e.resend
-	r.mu.Lock()
-	caller, ctx := r.caller, r.ctx
-	r.mu.Unlock()
-	if caller == nil || e.closed.Load() {
+func (r *Registry) Resend(req Resend) error {
+	rs := &r.resend
+	rs.mu.Lock()
+	caller, ctx := rs.caller, rs.ctx
+	rs.mu.Unlock()
+	if caller == nil || r.closed.Load() {
 		return errNoCaller
 	}
 	if HoldsRedacted(req.Args) {
-		return Userf("this call cannot be resent as is: a secret in its arguments was redacted (%s), and the workbench never sees it; put the value in its place", secret.Redacted)
+		return refusef("this call cannot be resent as is: a secret in its arguments was redacted (%s), and the workbench never sees it; put the value in its place", secret.Redacted)
 	}
 	check := caller.Checker(req.Tool)
 	if check == nil {
-		return Userf("there is no tool named %q to resend to", req.Tool)
+		return refusef("there is no tool named %q to resend to", req.Tool)
 	}
 	args, err := check(req.Args)
 	if err != nil {
-		return Userf("the arguments were not accepted, and nothing was sent: %v", err)
+		return refusef("the arguments were not accepted, and nothing was sent: %v", err)
 	}
-	r.running.Add(1)
+	rs.running.Add(1)
 	go func() {
-		defer r.running.Done()
+		defer rs.running.Done()
 		if err := caller.Call(ctx, req.Tool, args, req.Of); err != nil && ctx.Err() == nil {
-			e.log.Warn("a resend from the workbench failed", "tool", req.Tool, "of", req.Of, "err", secret.Redact(err.Error()))
+			r.log.Warn("a resend from the workbench failed", "tool", req.Tool, "of", req.Of, "err", secret.Redact(err.Error()))
 		}
 	}()
 	return nil
@@ -138,22 +138,23 @@ func HoldsRedacted(args json.RawMessage) bool {
 	return false
 }
 
-// closeResend cancels the resent calls still running and waits a moment
-// for them to finish.
-func (e *Engine) closeResend() {
-	r := &e.resend
-	r.mu.Lock()
-	stop := r.stop
-	r.mu.Unlock()
+// Close refuses resends from now on, cancels the resent calls still
+// running and waits a moment for them to finish.
+func (r *Registry) Close() {
+	r.closed.Store(true)
+	rs := &r.resend
+	rs.mu.Lock()
+	stop := rs.stop
+	rs.mu.Unlock()
 	if stop == nil {
 		return
 	}
 	stop()
 	done := make(chan struct{})
-	go func() { r.running.Wait(); close(done) }()
+	go func() { rs.running.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		e.log.Warn("resent calls still running at close")
+		r.log.Warn("resent calls still running at close")
 	}
 }

@@ -1,10 +1,14 @@
-package engine
+// Package event is the vocabulary everyone who watches the engine shares:
+// the typed events and the bus that carries them, and the payloads the
+// workbench draws (a held call's preview, the cells an outside edit
+// changed, how a kernel went away). It is data only: it knows nothing of
+// notebooks in use, kernels or calls beyond what their events say.
+package event
 
 import (
 	"encoding/json"
 	"time"
 
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
@@ -14,7 +18,8 @@ type EventType string
 
 // Event types published on the bus.
 const (
-	// Calls (published by the MCP call observer through BeginCall).
+	// Calls (published by the MCP call observer, through the call
+	// registry's Begin).
 	EvCallStarted  EventType = "call.started"
 	EvCallProgress EventType = "call.progress"
 	EvCallFinished EventType = "call.finished"
@@ -177,9 +182,9 @@ type NotebookEvent struct {
 
 	// EvNotebookOutsideEdit: what changed, cell by cell, when the file was
 	// last modified, and whether the notebook's own metadata changed.
-	Changes         []CellChange `json:"changes,omitempty"`
-	MetadataChanged bool         `json:"metadataChanged,omitempty"`
-	At              time.Time    `json:"at,omitzero"`
+	ChangedCells    []ChangedCell `json:"changes,omitempty"`
+	MetadataChanged bool          `json:"metadataChanged,omitempty"`
+	At              time.Time     `json:"at,omitzero"`
 }
 
 // CellSnapshot is a copy of one cell for observers. Outputs beyond a bound are
@@ -251,6 +256,12 @@ type ServerEvent struct {
 // The values of ServerEvent.Jupyter for a managed server at start-up: still
 // starting, or unable to start (JupyterProblem says why).
 const (
-	JupyterStarting = string(jupyter.PhaseStarting)
-	JupyterFailed   = string(jupyter.PhaseFailed)
+	JupyterStarting = "starting" // jupyter.PhaseStarting
+	JupyterFailed   = "failed"   // jupyter.PhaseFailed
 )
+
+// AllowedTool is a tool a person allowed for one session from now on.
+type AllowedTool struct {
+	Session string `json:"session"`
+	Tool    string `json:"tool"`
+}

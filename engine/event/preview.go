@@ -1,0 +1,40 @@
+package event
+
+// Preview roles of the cells shown.
+const (
+	PreviewCellNew     = "new"     // the cell the call would insert
+	PreviewCellGone    = "delete"  // a cell the call would delete
+	PreviewCellMoved   = "move"    // the cell the call would move
+	PreviewCellRun     = "run"     // the cell the call would run
+	PreviewCellContext = "context" // a neighbour, for orientation
+)
+
+// CallPreview is what a held call would do. Strings are bounded. Problem
+// is set, and the rest mostly empty, when the call would be refused
+// (Refused: an index out of range, no notebook; in the words the call
+// then fails with) or when no preview could be made.
+type CallPreview struct {
+	Client   string        `json:"client,omitempty"`   // the session's client (name and version)
+	Notebook string        `json:"notebook,omitempty"` // the notebook it acts on
+	What     string        `json:"what,omitempty"`     // one line: what it does
+	Diff     string        `json:"diff,omitempty"`     // unified diff of a cell's source
+	Code     string        `json:"code,omitempty"`     // the code that would run
+	Language string        `json:"language,omitempty"` // of Code, as the kernel names it
+	Cells    []PreviewCell `json:"cells,omitempty"`    // cells inserted, deleted, moved, run, and neighbours
+	Facts    []string      `json:"facts,omitempty"`    // state that would be lost
+	Problem  string        `json:"problem,omitempty"`  // why no (full) preview
+	// Refused: Problem is the call's own refusal, in the words it will
+	// fail with if it is allowed (an index out of range, a cell named
+	// twice), not a preview that could not be made.
+	Refused bool `json:"refused,omitempty"`
+}
+
+// PreviewCell is a cell shown in a preview: Index is its position now (for
+// a new cell, the one it would take).
+type PreviewCell struct {
+	Index  int    `json:"index"`
+	ID     string `json:"id,omitempty"`
+	Type   string `json:"type"`
+	Source string `json:"source"`
+	Role   string `json:"role"`
+}
