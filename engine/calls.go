@@ -31,8 +31,12 @@ type CallStart struct {
 	Destructive bool
 	// Ask, when set, asks the person at the calling client to allow the
 	// call. It is used when the call needs approval and no workbench is
-	// attached; without it such a call is refused at once.
+	// attached; without it such a call is refused at once, saying why
+	// (Unasked, or that the client cannot be asked).
 	Ask AskClient
+	// Unasked says why the calling client's user is not asked, when it
+	// is not for want of elicitation (their answer would not count).
+	Unasked string
 	// RunsCode marks a call that runs code in a kernel or a sandbox: the
 	// calls ApproveExecute holds.
 	RunsCode bool
@@ -120,8 +124,12 @@ type callRegistry struct {
 	resumed chan struct{} // closed when admission resumes; nil when not paused
 	mode    string
 	timeout time.Duration
-	uis     int
-	allowed map[AllowedTool]bool // tools allowed per session (Verdict.ForSession)
+	uis     int // workbenches that may decide (AttachUI)
+	// watchers are attached workbenches that only watch (AttachWatcher).
+	watchers int
+	allowed  map[AllowedTool]bool // tools allowed per session (Verdict.ForSession)
+	// allowedBy says who set each allow rule, for the calls it lets by.
+	allowedBy map[AllowedTool]string
 }
 
 // call is one registered tool call.
@@ -132,6 +140,7 @@ type call struct {
 	status   CallStatus
 	approval chan decision // set while held for approval
 	ask      AskClient     // asks the person at the client (CallStart.Ask)
+	unasked  string        // why the client is not asked (CallStart.Unasked)
 	client   string        // the calling client's name, for the texts
 	asking   bool          // held while the client is asked, not a workbench
 
@@ -146,6 +155,7 @@ type decision struct {
 	allow bool
 	err   error           // why it was denied
 	args  json.RawMessage // allow: arguments a person edited (checked)
+	by    string          // who decided (CallEvent.DecidedBy)
 }
 
 // Verdict is a person's decision on a held call.
@@ -161,6 +171,10 @@ type Verdict struct {
 	// with them once the call's checker accepts them; a rejected edit
 	// leaves the call held and returns the checker's error.
 	Args json.RawMessage `json:"args,omitempty"`
+	// By names who decides (CallEvent.DecidedBy): set by the source that
+	// knows it (the attach feed names the workbench it serves), never
+	// read from what a workbench sends.
+	By string `json:"-"`
 }
 
 // AllowedTool is a tool a person allowed for one session from now on.
@@ -171,11 +185,12 @@ type AllowedTool struct {
 
 func newCallRegistry(bus *Bus) *callRegistry {
 	return &callRegistry{
-		bus:     bus,
-		calls:   map[string]*call{},
-		mode:    ApproveOff,
-		timeout: DefaultApprovalTimeout,
-		allowed: map[AllowedTool]bool{},
+		bus:       bus,
+		calls:     map[string]*call{},
+		mode:      ApproveOff,
+		timeout:   DefaultApprovalTimeout,
+		allowed:   map[AllowedTool]bool{},
+		allowedBy: map[AllowedTool]string{},
 	}
 }
 
@@ -205,7 +220,7 @@ func (r *callRegistry) publishCall(t EventType, ce CallEvent) {
 
 // stateLocked is the server state; r.mu must be held.
 func (r *callRegistry) stateLocked() ServerEvent {
-	st := ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
+	st := ServerEvent{Paused: r.paused, ApprovalMode: r.mode, Workbenches: r.uis, Watchers: r.watchers}
 	for a := range r.allowed {
 		st.Allowed = append(st.Allowed, a)
 	}
@@ -265,6 +280,7 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 		cancel:   cancel,
 		status:   CallRunning,
 		ask:      c.Ask,
+		unasked:  c.Unasked,
 		runsCode: c.RunsCode,
 		check:    c.Check,
 	}
@@ -350,6 +366,7 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	// r.mu is held here.
 	if !r.needsApproval(cl) {
 		cl.status = CallRunning
+		cl.info.DecidedBy = r.ruleDecidedLocked(cl)
 		r.mu.Unlock()
 		if held {
 			r.progress(cl, "resumed")
@@ -359,6 +376,9 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 	viaClient := r.uis == 0
 	if viaClient && cl.ask == nil {
 		r.mu.Unlock()
+		if cl.unasked != "" {
+			return &UserError{Msg: errNoWorkbench.Msg + " (" + cl.unasked + ")"}
+		}
 		return errNoApprover
 	}
 	ch := make(chan decision, 1)
@@ -396,12 +416,14 @@ func (r *callRegistry) admit(ctx context.Context, cl *call) error {
 		} else {
 			d = decision{err: Userf("no one approved this call to %s in the workbench within %s, so it was not run", cl.info.Tool, timeout)}
 		}
+		d.by = fmt.Sprintf("no one: the approval timed out after %s", timeout)
 	case <-ctx.Done():
 		d = decision{err: cancelError(ctx)}
 	}
 	r.mu.Lock()
 	cl.approval = nil
 	cl.asking = false
+	cl.info.DecidedBy = d.by
 	if d.allow {
 		cl.status = CallRunning
 		cl.edited = d.args
@@ -451,24 +473,26 @@ func askThrough(ctx context.Context, cl *call, preview *CallPreview) <-chan deci
 // clientDecision turns the person's answer through their client into a
 // decision, with the text the agent reads when it is a denial.
 func clientDecision(ctx context.Context, cl *call, a ClientAnswer, err error) decision {
+	by := cl.person() + ", through their MCP client"
 	switch {
 	case ctx.Err() != nil:
 		return decision{err: cancelError(ctx)}
 	case err != nil:
-		return decision{err: Userf("asking %s to approve this call to %s failed (%v), so it was not run", cl.person(), cl.info.Tool, err)}
+		return decision{err: Userf("asking %s to approve this call to %s failed (%v), so it was not run", cl.person(), cl.info.Tool, err),
+			by: "no one: asking " + cl.person() + " failed"}
 	case a.Allow:
-		return decision{allow: true}
+		return decision{allow: true, by: by}
 	case a.Dismissed:
-		return decision{err: Userf("%s dismissed the request to approve this call to %s without allowing it, so it was not run", cl.person(), cl.info.Tool)}
+		return decision{err: Userf("%s dismissed the request to approve this call to %s without allowing it, so it was not run", cl.person(), cl.info.Tool), by: by}
 	}
 	reason := strings.Join(strings.Fields(a.Reason), " ")
 	if len(reason) > maxReasonBytes {
 		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
 	}
 	if reason == "" {
-		return decision{err: Userf("%s declined this call to %s; it was not run", cl.person(), cl.info.Tool)}
+		return decision{err: Userf("%s declined this call to %s; it was not run", cl.person(), cl.info.Tool), by: by}
 	}
-	return decision{err: Userf("%s declined this call: %s (the call to %s was not run)", cl.person(), reason, cl.info.Tool)}
+	return decision{err: Userf("%s declined this call: %s (the call to %s was not run)", cl.person(), reason, cl.info.Tool), by: by}
 }
 
 // cancelError says why a held call's context ended: the workbench's
@@ -596,7 +620,7 @@ func (e *Engine) SetApproval(mode string, timeout time.Duration) {
 	for _, cl := range r.calls {
 		if cl.approval != nil && !r.needsApproval(cl) {
 			select {
-			case cl.approval <- decision{allow: true}:
+			case cl.approval <- decision{allow: true, by: "the approval mode, changed to " + mode}:
 			default:
 			}
 		}
@@ -627,7 +651,11 @@ func (e *Engine) Settle(id string, v Verdict) error {
 	check := cl.check
 	r.mu.Unlock()
 
-	d := decision{allow: v.Allow}
+	by := v.By
+	if by == "" {
+		by = "a workbench"
+	}
+	d := decision{allow: v.Allow, by: by}
 	switch {
 	case v.Allow && v.Args != nil:
 		if check == nil {
@@ -662,11 +690,12 @@ func (e *Engine) Settle(id string, v Verdict) error {
 		a := AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}
 		allowed = !r.allowed[a]
 		r.allowed[a] = true
+		r.allowedBy[a] = by
 		// The same tool's other held calls from that session go too.
 		for _, o := range r.calls {
 			if o != cl && o.approval != nil && !r.needsApproval(o) {
 				select {
-				case o.approval <- decision{allow: true}:
+				case o.approval <- decision{allow: true, by: r.ruleDecidedLocked(o)}:
 				default:
 				}
 			}
@@ -686,6 +715,7 @@ func (e *Engine) RevokeAllowed() {
 	r.mu.Lock()
 	n := len(r.allowed)
 	clear(r.allowed)
+	clear(r.allowedBy)
 	r.mu.Unlock()
 	if n > 0 {
 		r.publishState()
@@ -707,22 +737,8 @@ func (e *Engine) AttachUI() (detach func()) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.uis--
-			if r.uis > 0 {
-				return
-			}
-			for _, cl := range r.calls {
-				// A call whose client is being asked still has someone
-				// to decide it.
-				if cl.approval != nil && !cl.asking {
-					select {
-					case cl.approval <- decision{err: errNoWorkbench}:
-					default:
-					}
-				}
-			}
+			r.detachUI()
+			r.publishState()
 		})
 	}
 }
