@@ -31,7 +31,12 @@ func run(args []string) int {
 			return runReplay(args[1:])
 		}
 	}
-	cfg, err := parseConfig(args, getenv, os.Stdout)
+	passed, err := takeSecrets()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jupyter-mcp-server:", err)
+		return 2
+	}
+	cfg, err := parseConfig(args, withSecrets(getenv, passed), os.Stdout)
 	switch {
 	case errors.Is(err, errHelp):
 		return 0
@@ -45,6 +50,13 @@ func run(args []string) int {
 	if len(cfg.args) > 0 {
 		fmt.Fprintf(os.Stderr, "jupyter-mcp-server: unexpected argument %q (see --help)\n", cfg.args[0])
 		return 2
+	}
+	cfg.notePassed(passed)
+	if passed == nil && exposedSecrets(cfg, args) {
+		// Returns only when starting over failed.
+		if err := hideSecrets(cfg, args); err != nil {
+			fmt.Fprintln(os.Stderr, "jupyter-mcp-server: warning: the tokens stay in this process's environment or command line, where notebook code can read them:", err)
+		}
 	}
 	scrubEnvironment(cfg)
 

@@ -33,7 +33,25 @@ func (s *Server) RunStdio(ctx context.Context) error {
 func (s *Server) RunIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	lw := &lockedWriter{w: w}
 	lines := &checkedLines{in: bufio.NewReaderSize(r, 64<<10), src: r, out: lw, log: s.log.Warn}
-	return s.srv.Run(ctx, &sdk.IOTransport{Reader: lines, Writer: lw, MaxLineLength: -1})
+	ss, err := s.srv.Connect(ctx, &sdk.IOTransport{Reader: lines, Writer: lw, MaxLineLength: -1}, nil)
+	if err != nil {
+		return err
+	}
+	// The session on our stdin is the host that spawned us: the person
+	// using it is the one this server asks (trust.go).
+	s.mu.Lock()
+	s.host = ss
+	s.mu.Unlock()
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return ctx.Err()
+	case err := <-ended:
+		return err
+	}
 }
 
 // lockedWriter serializes whole writes: the SDK writes each message (with

@@ -99,9 +99,17 @@ func (l *LocalSource) SetPaused(paused bool) error {
 	return nil
 }
 
-func (l *LocalSource) Decide(id string, allow bool) error { return l.e.Decide(id, allow) }
+// localDecider names the in-process workbench on the calls it decides.
+const localDecider = "the workbench in the server's terminal"
 
-func (l *LocalSource) Settle(id string, v engine.Verdict) error { return l.e.Settle(id, v) }
+func (l *LocalSource) Decide(id string, allow bool) error {
+	return l.e.Settle(id, engine.Verdict{Allow: allow, By: localDecider})
+}
+
+func (l *LocalSource) Settle(id string, v engine.Verdict) error {
+	v.By = localDecider
+	return l.e.Settle(id, v)
+}
 
 func (l *LocalSource) CanResend() error { return l.e.CanResend() }
 
