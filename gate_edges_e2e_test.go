@@ -4,12 +4,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
@@ -91,5 +98,56 @@ func TestStdioBatchKeepsTheSession(t *testing.T) {
 	m, _ := reply().(map[string]any)
 	if m["id"] != float64(6) || !strings.Contains(jsonText(m["result"]), "42") {
 		t.Fatalf("execute_code after the batches: %.300v", m)
+	}
+}
+
+// A recording that switched to another Jupyter server (one without a
+// token, so nothing was redacted) and deleted a cell there: replay
+// --against must not follow the switch to that server, still running, nor
+// run the recorded sandbox call, unless --follow-switches says so.
+func TestReplayDoesNotFollowARecordedSwitch(t *testing.T) {
+	victim := jupytertest.Start(t)
+	dir := victim.Subdir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	nb := `{"cells":[{"cell_type":"code","execution_count":null,"id":"f00d0001","metadata":{},"outputs":[],"source":"precious = 1"}],"metadata":{},"nbformat":4,"nbformat_minor":5}`
+	if _, err := victim.Client().SaveNotebook(ctx, dir+"/victim.ipynb", []byte(nb)); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(t.TempDir(), "switch.jsonl")
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	at := time.Now().Add(-time.Minute)
+	call := func(id, tool string, args map[string]any, text string) {
+		raw, _ := json.Marshal(args)
+		at = at.Add(time.Second)
+		enc.Encode(engine.Event{Time: at, Type: engine.EvCallStarted, Call: &engine.CallEvent{ID: id, Session: "s1", Tool: tool, Args: raw, Status: engine.CallRunning, Started: at}})
+		enc.Encode(engine.Event{Time: at.Add(time.Millisecond), Type: engine.EvCallFinished, Call: &engine.CallEvent{ID: id, Session: "s1", Tool: tool, Status: engine.CallOK, Text: text}})
+	}
+	call("c1", "connect_to_jupyter", map[string]any{"jupyter_url": victim.URL, "jupyter_token": victim.Token}, "Successfully connected to Jupyter server at "+victim.URL+".")
+	call("c2", "use_notebook", map[string]any{"notebook_name": "v", "notebook_path": dir + "/victim.ipynb"}, "ok")
+	call("c3", "delete_cell", map[string]any{"notebook_name": "v", "cell_indices": []int{0}}, "Cell 0 (code) deleted successfully.")
+	call("c4", "launch_sandbox", map[string]any{"sandbox_name": "box", "variant": "eval"}, "ok")
+	if err := os.WriteFile(rec, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	rctx, rcancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer rcancel()
+	cmd := exec.CommandContext(rctx, harness.Binary(t), "replay", "--against", rec)
+	cmd.Env = harness.CleanEnv()
+	out, _ := cmd.CombinedOutput()
+	t.Logf("replay:\n%s", out)
+	data, err := os.ReadFile(victim.Path(dir + "/victim.ipynb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "precious = 1") {
+		t.Fatalf("the replay followed the recorded switch and deleted the other server's cell: %s", data)
+	}
+	for _, want := range []string{"a switch to another Jupyter server (--follow-switches replays it)", "a sandbox call (--follow-switches replays it)"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the summary does not count %q", want)
+		}
 	}
 }
