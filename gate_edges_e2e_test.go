@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
@@ -149,5 +151,54 @@ func TestReplayDoesNotFollowARecordedSwitch(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the summary does not count %q", want)
 		}
+	}
+}
+
+// One client opening session after session past --max-sessions closes its
+// own, not the other clients'; and a session that starts on a notebook it
+// did not choose (the one last used on the server) is told, in every cell
+// result, which notebook that is.
+func TestSessionCapSharesAndInheritedNotebooks(t *testing.T) {
+	p := harness.StartHTTP(t, "cap-token-0123456789", "--root-dir", t.TempDir(), "--max-sessions", "4")
+	connect := func(name string) *sdk.ClientSession {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := harness.ConnectHTTP(ctx, name, p.Endpoint, harness.AuthClient(p.Token, nil), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	a := connect("agent-a")
+	call(t, a, "use_notebook", map[string]any{"notebook_name": "mine", "notebook_path": "mine.ipynb", "mode": "create"})
+	call(t, a, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "mine = 1"})
+	call(t, a, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "mine = 2"})
+	for range 8 {
+		connect("hog")
+	}
+	// agent-a's session is still live.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := a.CallTool(ctx, &sdk.CallToolParams{Name: "list_notebooks", Arguments: map[string]any{}}); err != nil {
+		t.Fatalf("the other client's sessions evicted agent-a's: %v", err)
+	}
+
+	// A fresh session of another client starts on "mine" and deletes
+	// there: the answer names the notebook, and says it was not chosen.
+	b := connect("agent-b")
+	res := call(t, b, "delete_cell", map[string]any{"cell_indices": []int{0}})
+	if text := harness.Text(res); !strings.Contains(text, "notebook 'mine' (mine.ipynb), which this session did not choose") {
+		t.Fatalf("the delete in an inherited notebook does not name it: %s", text)
+	}
+	res = call(t, b, "read_cell", map[string]any{"cell_index": 0})
+	if text := harness.Text(res); !strings.Contains(text, "notebook 'mine'") {
+		t.Fatalf("a read in an inherited notebook does not name it: %s", text)
+	}
+	// Once it chose, it is not told any more.
+	call(t, b, "use_notebook", map[string]any{"notebook_name": "mine", "notebook_path": "mine.ipynb"})
+	if text := harness.Text(call(t, b, "read_cell", map[string]any{"cell_index": 0})); strings.Contains(text, "did not choose") {
+		t.Fatalf("told after choosing: %s", text)
 	}
 }

@@ -67,6 +67,7 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 		res := s.toResult(d, c, a)
 		s.withNotice(c.session, res, nil)
 		s.withNotebookNotices(c, res)
+		s.withInheritedNote(d, c, res)
 		return res, nil, nil
 	}
 }

@@ -74,6 +74,9 @@ type Server struct {
 	anon     int                           // sessions without a transport id (stdio, in-memory)
 
 	host *sdk.ServerSession // the stdio session: the host that spawned us (trust.go)
+	// chose are the sessions that picked a current notebook themselves
+	// (use_notebook); the others act on one they inherited (inherited.go).
+	chose map[string]bool
 
 	notebooks notebookList // the notebooks in use as resources (resources.go)
 	subs      resourceSubs // resource subscriptions (subscriptions.go)
@@ -102,6 +105,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		resolved: map[string]*jsonschema.Resolved{},
 		sessions: map[*sdk.ServerSession]string{},
 		named:    map[*sdk.ServerSession]string{},
+		chose:    map[string]bool{},
 	}
 	s.srv = sdk.NewServer(&sdk.Implementation{
 		Name:    "Jupyter MCP Server",
@@ -204,6 +208,7 @@ func (s *Server) sessionID(ss *sdk.ServerSession) string {
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.sessions, ss)
+		delete(s.chose, id)
 		s.mu.Unlock()
 		s.unwatchNotebooks()
 		s.dropSubscriptions(ss, "")
