@@ -235,6 +235,7 @@ func TestJupyter(t *testing.T) {
 	run("ReadsDuringSave", testReadsDuringSave)
 	run("SaveLock", testSaveLock)
 	run("SaveLockRefreshRetries", testSaveLockRefreshRetries)
+	run("SaveLockNotOurs", testSaveLockNotOurs)
 	run("ListFiles", testListFiles)
 	run("ListKernels", testListKernels)
 	run("ConnectJupyter", testConnectJupyter)

@@ -76,6 +76,7 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 	var (
 		mu      sync.Mutex
 		entries = []FileEntry{}
+		maybe   []FileEntry // named like a visible save lock: read to tell
 		first   error
 		wg      sync.WaitGroup
 		slots   = make(chan struct{}, listConcurrency)
@@ -100,7 +101,11 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 				m.Path = path.Join(dir, m.Name)
 			}
 			// Save lock files (savelock.go) are ours, not the user's.
-			if match(m) && !(m.Type == "file" && isLockFile(m.Name)) {
+			switch {
+			case !match(m) || m.Type == "file" && isLockFile(m.Name):
+			case m.Type == "file" && isVisibleLockName(m.Name):
+				maybe = append(maybe, entry(m))
+			default:
 				entries = append(entries, entry(m))
 			}
 			if m.Type == "directory" && depth < maxDepth {
@@ -114,6 +119,11 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 	wg.Wait()
 	if first != nil {
 		return nil, first
+	}
+	for _, m := range maybe {
+		if !isOurLockFile(ctx, client, m.Path) {
+			entries = append(entries, m)
+		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
 	return entries, nil

@@ -70,9 +70,11 @@ func (e *Engine) lockTimes() saveLockTimes {
 	return e.saveLockTimes
 }
 
-// lockFileName matches the visible lock names (and their temporary and
-// stale forms) so that listings can leave them out.
-var lockFileName = regexp.MustCompile(`\.ipynb\.lock(\.(stale\.)?[0-9a-f]{32})?$`)
+// lockFileName matches the lock names listings leave out: the hidden lock
+// and the temporary and stale forms, which carry a token of ours. A visible
+// "x.ipynb.lock" may be a user's own file (savelock_foreign.go): it is
+// listed.
+var lockFileName = regexp.MustCompile(`^\..*\.ipynb\.lock$|\.ipynb\.lock\.(stale\.)?[0-9a-f]{32}$`)
 
 // isLockFile reports whether a file name is one of our save lock files.
 func isLockFile(name string) bool { return lockFileName.MatchString(path.Base(name)) }
@@ -279,6 +281,10 @@ func (e *Engine) acquireSaveLock(ctx context.Context, d *document) (*saveLock, e
 			case gerr == nil:
 				var s string
 				_ = json.Unmarshal(m.Content, &s)
+				if !isOurLock(s) {
+					dropTmp()
+					return nil, &SaveLockInTheWayError{Notebook: d.name, Path: d.path, LockPath: names.lock}
+				}
 				var lc lockContent
 				if json.Unmarshal([]byte(s), &lc) == nil && lc.Owner != "" {
 					holder = lc.Owner

@@ -17,9 +17,9 @@ import (
 func TestIsLockFile(t *testing.T) {
 	tok := strings.Repeat("ab", 16)
 	for name, want := range map[string]bool{
-		"a.ipynb.lock":                         true,
+		"a.ipynb.lock":                         false, // may be the user's: read to tell
 		".a.ipynb.lock":                        true,
-		"dir/a b.ipynb.lock":                   true,
+		"dir/.a b.ipynb.lock":                  true,
 		"a.ipynb.lock." + tok:                  true,
 		"a.ipynb.lock.stale." + tok:            true,
 		"a.ipynb":                              false,
@@ -59,7 +59,7 @@ func testSaveLock(t *testing.T, f *fixture) {
 		t.Fatalf("lock mode %d, want 2 (visible names) on a server that refuses hidden files", d.lockMode.v.Load())
 	}
 	hold := func(seq int) {
-		b, _ := json.Marshal(lockContent{Owner: "other process 4242", Token: strings.Repeat("0", 32), Seq: seq})
+		b, _ := json.Marshal(lockContent{Owner: "jupyter-mcp-server pid 4242 on elsewhere", Token: strings.Repeat("0", 32), Seq: seq})
 		if _, err := f.client.SaveText(ctx, lockPath, string(b)); err != nil {
 			t.Fatal(err)
 		}
@@ -97,8 +97,8 @@ func testSaveLock(t *testing.T, f *fixture) {
 	if !errors.As(err, &busy) {
 		t.Fatalf("insert while another process holds the lock: %v (%T), want a *SaveLockError", err, err)
 	}
-	if busy.Holder != "other process 4242" || busy.LockPath != lockPath || busy.Err != nil {
-		t.Errorf("SaveLockError %+v: want holder %q and lock path %q", busy, "other process 4242", lockPath)
+	if busy.Holder != "jupyter-mcp-server pid 4242 on elsewhere" || busy.LockPath != lockPath || busy.Err != nil {
+		t.Errorf("SaveLockError %+v: want holder %q and lock path %q", busy, "jupyter-mcp-server pid 4242 on elsewhere", lockPath)
 	}
 	if string(before) != string(f.file(t, "locked.ipynb")) {
 		t.Error("the refused insert changed the file")
@@ -119,12 +119,12 @@ func testSaveLock(t *testing.T, f *fixture) {
 	checkNoError(t, "verify", l.verify(ctx, d))
 	hold(99)
 	var lost *SaveLockLostError
-	if err := l.verify(ctx, d); !errors.As(err, &lost) || lost.Holder != "other process 4242" {
+	if err := l.verify(ctx, d); !errors.As(err, &lost) || lost.Holder != "jupyter-mcp-server pid 4242 on elsewhere" {
 		t.Errorf("verify after a takeover: %v, want a *SaveLockLostError naming the holder", err)
 	}
 	// Releasing leaves the other holder's lock alone.
 	l.release(e)
-	if m, err := f.client.Get(ctx, lockPath, true); err != nil || !strings.Contains(string(m.Content), "other process 4242") {
+	if m, err := f.client.Get(ctx, lockPath, true); err != nil || !strings.Contains(string(m.Content), "jupyter-mcp-server pid 4242 on elsewhere") {
 		t.Errorf("after releasing a lock lost to another holder, its lock file: %v %v", m, err)
 	}
 	if err := f.client.Delete(ctx, lockPath); err != nil {
