@@ -47,7 +47,7 @@ type sessionCap struct {
 	max     int
 	timeout time.Duration
 
-	mu   sync.Mutex
+	mu     sync.Mutex
 	lru    *list.List               // of string session ids, most recent first
 	live   map[string]*list.Element // by session id
 	client map[string]string        // the client of each live session
