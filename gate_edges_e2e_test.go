@@ -202,3 +202,30 @@ func TestSessionCapSharesAndInheritedNotebooks(t *testing.T) {
 		t.Fatalf("told after choosing: %s", text)
 	}
 }
+
+// An output nested deeper than a notebook can hold is saved as a stub that
+// says so, the cell's other outputs are saved, and the agent is told;
+// before, the notebook could not be saved at all while the run "succeeded".
+func TestUnsaveableOutputIsStubbed(t *testing.T) {
+	root := t.TempDir()
+	cs := harness.StartStdio(t, []string{"--feed", "off", "--root-dir", root})
+	call(t, cs, "use_notebook", map[string]any{"notebook_name": "deep", "notebook_path": "deep.ipynb", "mode": "create"})
+	code := "import sys\nsys.setrecursionlimit(20000)\nfrom IPython.display import display\nprint('before')\nd = 1\nfor _ in range(1500):\n    d = [d]\ndisplay({'application/json': d, 'text/plain': 'deep'}, raw=True)\nprint('after')"
+	res := call(t, cs, "insert_execute_code_cell", map[string]any{"cell_index": -1, "cell_source": code})
+	text := harness.Text(res)
+	if !strings.Contains(text, "could not be saved in the notebook") || !strings.Contains(text, "nested 1500 levels deep") {
+		t.Fatalf("the agent was not told: %s", text)
+	}
+	var data []byte
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		data, _ = os.ReadFile(filepath.Join(root, "deep.ipynb"))
+		if strings.Contains(string(data), "after") {
+			break
+		}
+	}
+	for _, want := range []string{"before", "after", "was not saved: its JSON nests 1500 levels deep"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the saved notebook lacks %q:\n%.2000s", want, data)
+		}
+	}
+}
