@@ -229,3 +229,56 @@ func TestUnsaveableOutputIsStubbed(t *testing.T) {
 		}
 	}
 }
+
+// A notebook holding NaN and infinities (nbformat writes them, Jupyter
+// reads them) opens, reads, saves with them kept, and serves its resources.
+func TestNotebookWithNaNOpensAndSaves(t *testing.T) {
+	root := t.TempDir()
+	nb := `{
+ "cells": [
+  {
+   "cell_type": "code",
+   "execution_count": 1,
+   "id": "0a0a0a0a",
+   "metadata": {"score": NaN},
+   "outputs": [
+    {
+     "data": {"application/json": {"x": [1.5, NaN, Infinity, -Infinity]}, "text/plain": ["{'x': [1.5, nan, inf, -inf]}"]},
+     "execution_count": 1,
+     "metadata": {},
+     "output_type": "execute_result"
+    }
+   ],
+   "source": ["x = float('nan')"]
+  }
+ ],
+ "metadata": {"limits": [-Infinity, Infinity]},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+`
+	if err := os.WriteFile(filepath.Join(root, "nan.ipynb"), []byte(nb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := harness.StartStdio(t, []string{"--feed", "off", "--root-dir", root})
+	call(t, cs, "use_notebook", map[string]any{"notebook_name": "nan", "notebook_path": "nan.ipynb"})
+	if text := harness.Text(call(t, cs, "read_cell", map[string]any{"cell_index": 0})); !strings.Contains(text, "nan") {
+		t.Errorf("read_cell: %s", text)
+	}
+	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "markdown", "cell_source": "# added"})
+	data, _ := os.ReadFile(filepath.Join(root, "nan.ipynb"))
+	for _, want := range []string{`"score": NaN`, "-Infinity", "# added"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the saved notebook lacks %q:\n%s", want, data)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "notebook://nan/cells/0a0a0a0a"})
+	if err != nil {
+		t.Fatalf("the cell's resource: %v", err)
+	}
+	if len(res.Contents) == 0 || !strings.Contains(res.Contents[0].Text, `"score":null`) && !strings.Contains(res.Contents[0].Text, `"score": null`) {
+		t.Errorf("the cell's resource: %+v", res.Contents)
+	}
+}
