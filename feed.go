@@ -318,7 +318,8 @@ func envImageProtocol() string {
 // closes it; serve calls it once the MCP transport has stopped (so the last
 // call's result is in), whichever way the run ended.
 func startRecorder(eng *engine.Engine, path string, secrets []string, logger *slog.Logger) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	// Not through a link someone left at the path.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|oNoFollow, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the record file: %w", err)
 	}

@@ -7,10 +7,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -280,5 +282,56 @@ func TestNotebookWithNaNOpensAndSaves(t *testing.T) {
 	}
 	if len(res.Contents) == 0 || !strings.Contains(res.Contents[0].Text, `"score":null`) && !strings.Contains(res.Contents[0].Text, `"score": null`) {
 		t.Errorf("the cell's resource: %+v", res.Contents)
+	}
+}
+
+// With --log-level debug and a stderr nobody reads (a host that never
+// drains the pipe), the server keeps answering: logging never blocks a
+// call. The kernel writes a megabyte to its stderr, which the managed
+// Jupyter's log, at debug level, passes to ours.
+func TestLoggingNeverBlocksACall(t *testing.T) {
+	root := t.TempDir()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close() // kept open and never read: writes block once it is full
+	cmd := exec.Command(harness.Binary(t), "--transport", "stdio", "--feed", "off", "--root-dir", root, "--log-level", "debug")
+	cmd.Env = harness.CleanEnv()
+	cmd.Stderr = pw
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := harness.ConnectStdio(ctx, "log-agent", cmd)
+	pw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call(t, cs, "use_notebook", map[string]any{"notebook_name": "log", "notebook_path": "log.ipynb", "mode": "create"})
+	done := make(chan error, 1)
+	go func() {
+		for i := range 5 {
+			cctx, ccancel := context.WithTimeout(context.Background(), 60*time.Second)
+			res, err := cs.CallTool(cctx, &sdk.CallToolParams{Name: "execute_code", Arguments: map[string]any{
+				"code": "import os, sys\nfor _ in range(256):\n    os.write(2, (('noise %d ' % " + strconv.Itoa(i) + ") * 512 + '\\n').encode())\nprint('ok')"}})
+			ccancel()
+			if err != nil {
+				done <- err
+				return
+			}
+			if !strings.Contains(harness.Text(res), "ok") {
+				done <- fmt.Errorf("call %d answered: %s", i, harness.Text(res))
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the server stalled on its undrained stderr")
 	}
 }

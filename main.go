@@ -81,16 +81,21 @@ func run(args []string) int {
 // which belongs to the protocol in stdio mode.
 func newLogger(cfg *config) (*slog.Logger, func(), error) {
 	var w io.Writer = os.Stderr
-	closeFn := func() {}
+	closeFile := func() {}
 	if path := cfg.LogFile; path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		// Not through a link someone left at the path.
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|oNoFollow, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot open the log file: %w", err)
 		}
-		w, closeFn = f, func() { f.Close() }
+		w, closeFile = f, func() { f.Close() }
 	} else if workbenchMode(cfg) {
 		// The TUI owns the terminal; stderr would draw over it.
-		w = io.Discard
+		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel})), closeFn, nil
+	lw := newLogWriter(w)
+	return slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: cfg.LogLevel})), func() {
+		lw.Close()
+		closeFile()
+	}, nil
 }
