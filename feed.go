@@ -111,6 +111,15 @@ func startFeed(eng *engine.Engine, info observe.HeaderInfo, addr string, opts ob
 	}, nil
 }
 
+// privateDir makes dir if it is missing (its parent must exist), then
+// checks it (checkPrivateDir: ours, private, no link).
+func privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("the feed directory %s: %w", dir, err)
+	}
+	return checkPrivateDir(dir)
+}
+
 // writePrivate writes data to path, mode 0600, never through a link: into
 // a file of its own made beside it (O_EXCL, O_NOFOLLOW), renamed over path
 // (a rename replaces a link at path, it does not follow it).

@@ -30,15 +30,6 @@ const unixFeeds = true
 // oNoFollow makes an open fail on a symbolic link.
 const oNoFollow = syscall.O_NOFOLLOW
 
-// privateDir makes dir if it is missing (its parent must exist), then
-// checks it as checkPrivateDir does.
-func privateDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("the feed directory %s: %w", dir, err)
-	}
-	return checkPrivateDir(dir)
-}
-
 // checkPrivateDir accepts dir only as a directory of ours that nobody else
 // may enter: not a link (which could send our records and socket where
 // someone else chose), owned by this user, mode 0700. One made by someone

@@ -50,16 +50,8 @@ const unixFeeds = false
 // directory that is a link (a junction or a symbolic link).
 const oNoFollow = 0
 
-// privateDir makes dir if it is missing and checks it is a directory, not
-// a link. Its ACL is the one it inherits from the user's %TEMP%.
-func privateDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("the feed directory %s: %w", dir, err)
-	}
-	return checkPrivateDir(dir)
-}
-
-// checkPrivateDir accepts dir only as a directory that is not a link.
+// checkPrivateDir accepts dir only as a directory that is not a link (its
+// ACL is the one it inherits from the user's %TEMP%).
 func checkPrivateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {

@@ -17,12 +17,29 @@ func (o *Output) Depth() int {
 	return d
 }
 
-// jsonDepth counts the deepest nesting of brackets outside strings; it
-// reads any depth without recursing.
+// jsonDepth counts the deepest nesting of brackets; it reads any depth
+// without recursing.
 func jsonDepth(raw json.RawMessage) int {
 	depth, deepest := 0, 0
+	outsideStrings(raw, func(i int) int {
+		switch raw[i] {
+		case '[', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ']', '}':
+			depth--
+		}
+		return 1
+	})
+	return deepest
+}
+
+// outsideStrings calls f at each byte of raw that is outside its JSON
+// strings (quotes excluded); f returns how many bytes it took, at least 1.
+func outsideStrings(raw []byte, f func(i int) int) {
 	inString, escaped := false, false
-	for _, c := range raw {
+	for i := 0; i < len(raw); {
+		c := raw[i]
 		switch {
 		case inString:
 			switch {
@@ -35,12 +52,10 @@ func jsonDepth(raw json.RawMessage) int {
 			}
 		case c == '"':
 			inString = true
-		case c == '[' || c == '{':
-			depth++
-			deepest = max(deepest, depth)
-		case c == ']' || c == '}':
-			depth--
+		default:
+			i += max(1, f(i))
+			continue
 		}
+		i++
 	}
-	return deepest
 }

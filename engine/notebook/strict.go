@@ -15,41 +15,19 @@ func StrictJSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	var out []byte
-	inString, escaped := false, false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		replaced := false
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == 'N' || c == 'I' || c == '-':
-			for _, word := range []string{"NaN", "-Infinity", "Infinity"} {
-				if bytes.HasPrefix(raw[i:], []byte(word)) {
-					if out == nil {
-						out = append(make([]byte, 0, len(raw)), raw[:i]...)
-					}
-					out = append(out, "null"...)
-					i += len(word) - 1
-					replaced = true
-					break
-				}
+	from := 0 // raw[from:] is not copied yet
+	outsideStrings(raw, func(i int) int {
+		for _, word := range []string{"NaN", "-Infinity", "Infinity"} {
+			if bytes.HasPrefix(raw[i:], []byte(word)) {
+				out = append(append(out, raw[from:i]...), "null"...)
+				from = i + len(word)
+				return len(word)
 			}
 		}
-		if out != nil && !replaced {
-			out = append(out, c)
-		}
-	}
+		return 1
+	})
 	if out == nil {
 		return raw
 	}
-	return out
+	return append(out, raw[from:]...)
 }
