@@ -239,6 +239,7 @@ func TestJupyter(t *testing.T) {
 	run("GroupCommitEdges", testGroupCommitEdges)
 	run("ReadsDuringSave", testReadsDuringSave)
 	run("SaveLock", testSaveLock)
+	run("SaveLockNotOurs", testSaveLockNotOurs)
 	run("ListFiles", testListFiles)
 	run("ListKernels", testListKernels)
 	run("ConnectJupyter", testConnectJupyter)

@@ -126,6 +126,11 @@ func (x *execution) outcome(stillRunning bool) execOutcome {
 			break
 		}
 	}
+	if x.doc != nil {
+		if note := unsavedNote(outs); note != nil {
+			outs = append(outs, *note)
+		}
+	}
 	return execOutcome{
 		ExecResult: ExecResult{
 			ExecID:          x.id,
@@ -317,7 +322,8 @@ func (x *execution) flush() {
 		x.mu.Unlock()
 		return
 	}
-	outs := x.materializeLocked()
+	// One output that cannot be saved must not keep the others out.
+	outs, _ := saveableOutputs(x.materializeLocked())
 	count := x.count
 	v := x.version
 	x.mu.Unlock()

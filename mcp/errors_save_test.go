@@ -20,6 +20,8 @@ func TestSaveErrorText(t *testing.T) {
 			[]string{"Not saved", `"nb"`, "pid 7 on box", "30s", "Nothing was changed", "retry insert_cell", `"a.ipynb.lock"`}},
 		{&nbfile.SaveLockLostError{Notebook: "nb", Path: "a.ipynb", Holder: "jupyter-mcp-server pid 9 on box"},
 			[]string{"Not saved", "pid 9 on box", "Nothing was changed", "read_notebook", "retry insert_cell"}},
+		{&nbfile.SaveLockInTheWayError{Notebook: "nb", Path: "a.ipynb", LockPath: "a.ipynb.lock"},
+			[]string{"Not saved", `"a.ipynb.lock"`, "not a lock of this server", "left as it is", "rename or move", "retry insert_cell"}},
 		{fmt.Errorf("wrapped: %w", &nbfile.SaveUndoneError{Notebook: "nb", Path: "a.ipynb", Attempts: 3}),
 			[]string{"Not saved", "3 times", `"nb"`, "(a.ipynb)", "read the notebook while it was being written", "Nothing was changed", "retry insert_cell", "JupyterLab"}},
 	} {

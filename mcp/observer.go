@@ -68,6 +68,7 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 		}
 		res := s.toResult(d, c, a)
 		s.withNotices(c, res, nil)
+		s.withInheritedNote(d, c, res)
 		return res, nil, nil
 	}
 }
@@ -115,9 +116,10 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			Tool:        ctr.Params.Name,
 			Args:        args,
 			Destructive: d != nil && d.destructive,
-			Ask:         s.askClient(ctr.Session, d, c.session, ctr.Params.Name, ctr.Params.Arguments),
 			ResendOf:    resendOf(c.session, ctr),
 		}
+		// Whether its client's user may be asked to approve it (trust.go).
+		start.Ask, start.Unasked = s.asker(ctr.Session, d, c.session, ctr.Params.Name, ctr.Params.Arguments)
 		// Whether it runs code; when someone watches, what it would do
 		// and how its arguments may be edited (held_calls.go).
 		s.approvalStart(&start, d, sent, args)

@@ -48,6 +48,12 @@ type Options struct {
 	// check knows loopback names only: it would refuse a client on this
 	// machine that reaches 127.0.0.1 under the machine's host name.
 	HostsCheckedInFront bool
+	// TrustClientApproval says the operator takes every HTTP client's
+	// user for the person supervising this server: their answer to the
+	// approval question of their own call counts. Without it only the
+	// stdio host's does (it spawned us); an HTTP client may be code that
+	// found the bearer token (trust.go).
+	TrustClientApproval bool
 }
 
 // Server is the MCP server over one engine. One Server serves any number of
@@ -66,6 +72,11 @@ type Server struct {
 	sessions map[*sdk.ServerSession]string
 	named    map[*sdk.ServerSession]string // ids given before a session initializes (workbench.go)
 	anon     int                           // sessions without a transport id (stdio, in-memory)
+
+	host *sdk.ServerSession // the stdio session: the host that spawned us (trust.go)
+	// chose are the sessions that picked a current notebook themselves
+	// (use_notebook); the others act on one they inherited (inherited.go).
+	chose map[string]bool
 
 	notebooks notebookList // the notebooks in use as resources (resources.go)
 	subs      resourceSubs // resource subscriptions (subscriptions.go)
@@ -94,6 +105,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		resolved: map[string]*jsonschema.Resolved{},
 		sessions: map[*sdk.ServerSession]string{},
 		named:    map[*sdk.ServerSession]string{},
+		chose:    map[string]bool{},
 	}
 	s.srv = sdk.NewServer(&sdk.Implementation{
 		Name:    "Jupyter MCP Server",
@@ -196,6 +208,7 @@ func (s *Server) sessionID(ss *sdk.ServerSession) string {
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.sessions, ss)
+		delete(s.chose, id)
 		s.mu.Unlock()
 		s.unwatchNotebooks()
 		s.dropSubscriptions(ss, "")

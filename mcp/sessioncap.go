@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,8 +32,11 @@ const goneRemembered = 4096
 const sessionIDHeader = "Mcp-Session-Id"
 
 // sessionCap sits in front of the SDK's streamable handler. It keeps the
-// live sessions in least-recently-used order, closes the oldest when
-// opening one more would pass the cap, and answers a request for a session
+// live sessions in least-recently-used order and, when opening one more
+// would pass the cap, closes the least recently used session of the client
+// that holds the most (clients named by their clientInfo): each client gets
+// a share of the cap, so one opening session after session evicts its own
+// rather than every other client's. It answers a request for a session
 // it closed (or that expired idle) with a 404 whose JSON-RPC error says
 // what happened and what to do. The SDK answers an unknown session with a
 // bare "session not found"; the 404 itself is what the protocol asks
@@ -43,9 +47,10 @@ type sessionCap struct {
 	max     int
 	timeout time.Duration
 
-	mu   sync.Mutex
-	lru  *list.List               // of string session ids, most recent first
-	live map[string]*list.Element // by session id
+	mu     sync.Mutex
+	lru    *list.List               // of string session ids, most recent first
+	live   map[string]*list.Element // by session id
+	client map[string]string        // the client of each live session
 	// deleted are sessions their client ended (DELETE) while live: their
 	// closing is no expiry.
 	deleted map[string]bool
@@ -59,7 +64,7 @@ func newSessionCap(next http.Handler, srv *sdk.Server, max int, timeout time.Dur
 	}
 	return &sessionCap{
 		next: next, srv: srv, max: max, timeout: timeout,
-		lru: list.New(), live: map[string]*list.Element{},
+		lru: list.New(), live: map[string]*list.Element{}, client: map[string]string{},
 		deleted: map[string]bool{}, gone: map[string]string{},
 	}
 }
@@ -106,15 +111,26 @@ func (c *sessionCap) opened(id string) {
 	if ss == nil || ss.InitializeParams() == nil {
 		return // initialization failed, and the SDK closes it
 	}
+	client := ""
+	if ci := ss.InitializeParams().ClientInfo; ci != nil {
+		client = strings.TrimSpace(ci.Name + " " + ci.Version)
+	}
 	var evict []string
 	c.mu.Lock()
 	if _, ok := c.live[id]; !ok {
 		c.live[id] = c.lru.PushFront(id)
+		c.client[id] = client
 	}
 	for c.lru.Len() > c.max {
-		old := c.lru.Remove(c.lru.Back()).(string)
+		old, held := c.evictableLocked(id)
+		c.lru.Remove(c.live[old])
 		delete(c.live, old)
-		c.rememberLocked(old, fmt.Sprintf("session expired: this server closed it because more than %d sessions were live (--max-sessions) and it was the least recently used. Initialize a new session (send initialize without Mcp-Session-Id) and use_notebook again if needed.", c.max))
+		who := c.client[old]
+		delete(c.client, old)
+		if who == "" {
+			who = "a client that gave no name"
+		}
+		c.rememberLocked(old, fmt.Sprintf("session expired: this server closed it because more than %d sessions were live (--max-sessions); its client (%s) held the most of them (%d), and this was its least recently used. Initialize a new session (send initialize without Mcp-Session-Id) and use_notebook again if needed.", c.max, who, held))
 		evict = append(evict, old)
 	}
 	c.mu.Unlock()
@@ -129,6 +145,28 @@ func (c *sessionCap) opened(id string) {
 	}
 }
 
+// evictableLocked picks the session to close past the cap: the least
+// recently used of the client holding the most live sessions, never the
+// one just opened (keep); held is how many that client holds.
+func (c *sessionCap) evictableLocked(keep string) (id string, held int) {
+	counts := map[string]int{}
+	for _, who := range c.client {
+		counts[who]++
+	}
+	most := 0
+	for el := c.lru.Back(); el != nil; el = el.Prev() {
+		if s := el.Value.(string); s != keep {
+			most = max(most, counts[c.client[s]])
+		}
+	}
+	for el := c.lru.Back(); el != nil; el = el.Prev() {
+		if s := el.Value.(string); s != keep && counts[c.client[s]] == most {
+			return s, most
+		}
+	}
+	return c.lru.Back().Value.(string), most
+}
+
 // closed forgets a session that ended. One that ended neither by its
 // client's DELETE nor by eviction expired idle (--session-timeout).
 func (c *sessionCap) closed(id string) {
@@ -141,6 +179,7 @@ func (c *sessionCap) closed(id string) {
 	}
 	c.lru.Remove(el)
 	delete(c.live, id)
+	delete(c.client, id)
 	if c.deleted[id] {
 		delete(c.deleted, id)
 		return

@@ -179,3 +179,35 @@ func TestSessionCapEvictsTheLeastRecentlyUsed(t *testing.T) {
 		}
 	}
 }
+
+// Past the cap the client holding the most sessions loses its own least
+// recently used one: a client opening many cannot evict the others.
+func TestSessionCapSharesAmongClients(t *testing.T) {
+	t.Parallel()
+	_, c, web := capFront(t, 3, 0)
+	open := func(client string) string {
+		t.Helper()
+		code, id, body := rawPost(t, web.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"`+client+`","version":"1"}}}`)
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		rawPost(t, web.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return id
+	}
+	quiet := open("quiet")
+	var hog []string
+	for range 6 {
+		hog = append(hog, open("hog"))
+	}
+	list := `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`
+	if code, _, body := rawPost(t, web.URL, quiet, list); code != http.StatusOK {
+		t.Fatalf("the quiet client's session was evicted: %d %s", code, body)
+	}
+	if n := c.liveCount(); n != 3 {
+		t.Fatalf("live %d, want 3", n)
+	}
+	code, _, body := rawPost(t, web.URL, hog[0], list)
+	if msg := goneMessage(t, code, body); !strings.Contains(msg, "its client (hog 1) held the most of them") {
+		t.Errorf("eviction message %q", msg)
+	}
+}
