@@ -154,8 +154,7 @@ func (e *Engine) UseNotebook(ctx context.Context, req UseRequest) (NotebookInfo,
 		if kernelID != "" && kernelID != d.kernel.id {
 			return NotebookInfo{}, &KernelMismatchError{Notebook: name, Kernel: d.kernel.id, Want: kernelID}
 		}
-		e.current[session] = name
-		e.lastUsed = name
+		e.activateLocked(session, name)
 		return e.infoLocked(d, session), nil
 	}
 	for _, d := range e.docs {
@@ -193,8 +192,7 @@ func (e *Engine) UseNotebook(ctx context.Context, req UseRequest) (NotebookInfo,
 	}
 	e.watch(d)
 	e.docs[name] = d
-	e.current[session] = name
-	e.lastUsed = name
+	e.activateLocked(session, name)
 	info := e.infoLocked(d, session)
 	e.mu.Unlock()
 
@@ -381,7 +379,7 @@ func (e *Engine) lookup(session, name string) (*document, error) {
 func (e *Engine) lookupLocked(session, name string) (*document, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		name = e.current[session]
+		name = e.currentLocked(session)
 		if name == "" {
 			return nil, &NoNotebookError{InUse: e.inUseLocked(), Closed: e.noticeLocked(session)}
 		}
@@ -413,7 +411,7 @@ func (e *Engine) infoLocked(d *document, session string) NotebookInfo {
 		Path:        d.path,
 		KernelID:    d.kernel.id,
 		KernelState: d.kernel.conn.State(),
-		Current:     session != "" && e.current[session] == d.name,
+		Current:     session != "" && e.currentLocked(session) == d.name,
 		Cells:       len(d.model().Cells),
 	}
 }

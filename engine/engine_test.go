@@ -341,7 +341,25 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if got, _ := e.Notebook("s4", ""); got.Name != "nb2" {
 		t.Fatalf("s4 followed s1 to %q", got.Name)
 	}
+	// A caller without a session keeps no pointer of its own: its current
+	// notebook is the server's most recently activated, whoever moved it,
+	// and its own use moves the server's.
+	e.SessionlessOpened("@agent 1", "agent 1")
+	if got, err := e.Notebook("@agent 1", ""); err != nil || got.Name != "nb" || !got.Current {
+		t.Fatalf("a sessionless caller is on %+v (%v), want nb", got, err)
+	}
+	f.use(t, "@agent 1", "nb2", "b.ipynb", "connect")
+	if got, _ := e.Notebook("s4", ""); got.Name != "nb2" {
+		t.Fatalf("s4 is on %q", got.Name)
+	}
+	f.use(t, "s1", "nb", "a.ipynb", "connect")
+	if got, _ := e.Notebook("@agent 1", ""); got.Name != "nb" {
+		t.Fatalf("the sessionless caller did not follow s1: on %q", got.Name)
+	}
 	f.use(t, "s1", "nb2", "b.ipynb", "connect")
+	if got, _ := e.Notebook("@agent 1", ""); got.Name != "nb2" {
+		t.Fatalf("the sessionless caller did not follow s1: on %q", got.Name)
+	}
 
 	// Unuse clears it as current everywhere, names the other sessions
 	// that had it, and leaves them a notice.
@@ -352,6 +370,12 @@ func testUseNotebook(t *testing.T, f *fixture) {
 	if len(u.Others) != 2 || u.Others[0].ID != "s2" || u.Others[1] != (SessionRef{ID: "s4", Client: "late-client"}) {
 		t.Fatalf("Unused.Others = %+v, want [s2 s4]", u.Others)
 	}
+	// The server's pointer went with it: the sessionless caller has no
+	// current notebook, and no notice (it had no pointer to lose).
+	if _, err := e.Notebook("@agent 1", ""); err == nil || e.TakeNotices("@agent 1", "").Closed != nil {
+		t.Fatalf("the sessionless caller after the unuse: %v", err)
+	}
+	e.SessionClosed("@agent 1")
 	_, err = e.Notebook("s2", "")
 	if n := wantErrorAs[*NoNotebookError](t, err); n.Closed == nil || n.Closed.Notebook != "nb2" || n.Closed.By.ID != "s1" || n.Closed.Cause != ClosedByUnuse {
 		t.Fatalf("s2 after the unuse: %+v", n)

@@ -61,8 +61,11 @@ type ClosedNotice struct {
 // notebook. Guarded by Engine.mu.
 type sessionState struct {
 	client string
-	notice *ClosedNotice           // for its next call
-	notes  map[string]*noticeQueue // notebook notices by path (notices.go)
+	// follows marks a caller without a session (SessionlessOpened): its
+	// current notebook is always the server's most recently activated.
+	follows bool
+	notice  *ClosedNotice           // for its next call
+	notes   map[string]*noticeQueue // notebook notices by path (notices.go)
 }
 
 // sessionStarted registers a session and puts it on the notebook most
@@ -72,6 +75,9 @@ func (e *Engine) sessionStarted(id, client string) {
 	defer e.mu.Unlock()
 	st := e.sessionLocked(id)
 	st.client = client
+	if st.follows {
+		return
+	}
 	if _, has := e.current[id]; !has && e.lastUsed != "" && e.docs[e.lastUsed] != nil {
 		e.current[id] = e.lastUsed
 	}
@@ -90,13 +96,38 @@ func (e *Engine) sessionLocked(id string) *sessionState {
 	return st
 }
 
-// refLocked names session id for another session's eyes.
+// currentLocked is the current notebook of session ("" for none): its own,
+// or for a caller without a session the one most recently activated on the
+// server, if that is still in use.
+func (e *Engine) currentLocked(session string) string {
+	if st := e.sessions[session]; st != nil && st.follows {
+		if e.docs[e.lastUsed] != nil {
+			return e.lastUsed
+		}
+		return ""
+	}
+	return e.current[session]
+}
+
+// activateLocked makes notebook name the session's current one and the
+// server's most recently activated. A caller without a session keeps no
+// pointer of its own: it follows the server's.
+func (e *Engine) activateLocked(session, name string) {
+	if st := e.sessions[session]; st == nil || !st.follows {
+		e.current[session] = name
+	}
+	e.lastUsed = name
+}
+
+// refLocked names session id for another session's eyes. A caller without
+// a session is named whole: its id is what it says of itself, no secret.
 func (e *Engine) refLocked(id string) SessionRef {
 	r := SessionRef{ID: id}
-	if len(r.ID) > 8 {
+	st := e.sessions[id]
+	if len(r.ID) > 8 && (st == nil || !st.follows) {
 		r.ID = r.ID[:8]
 	}
-	if st := e.sessions[id]; st != nil {
+	if st != nil {
 		r.Client = st.client
 	}
 	return r
@@ -235,7 +266,7 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	sw := ServerSwitch{URL: client.BaseURL(), Previous: old.BaseURL()}
 	e.mu.Lock()
 	docs, kernels := e.docs, e.kernels
-	callerHad := e.current[session]
+	callerHad := e.currentLocked(session)
 	for _, name := range e.inUseLocked() {
 		d := docs[name]
 		c := ClosedInSwitch{Name: d.name, Path: d.path, KernelID: d.kernel.id, Caller: callerHad == d.name}
@@ -296,6 +327,23 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 // SessionOpened puts the session on the notebook most recently activated
 // and publishes EvSessionOpened.
 func (e *Engine) SessionOpened(id, client string) {
+	e.sessionStarted(id, client)
+	e.bus.Publish(event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: id, Client: client}})
+}
+
+// SessionlessOpened registers a caller that has no session (a client of
+// MCP 2026-07-28, keyed by what it says of itself) and publishes
+// EvSessionOpened. Nothing ties one of its requests to the next, so it
+// keeps no current notebook of its own: at every call its current notebook
+// is the one most recently activated on the server, by anyone (the
+// reference's server-wide pointer). What else is kept per session (notices,
+// tools allowed, the sandbox) is kept under id. SessionClosed ends it.
+func (e *Engine) SessionlessOpened(id, client string) {
+	e.mu.Lock()
+	st := e.sessionLocked(id)
+	st.follows = true
+	delete(e.current, id)
+	e.mu.Unlock()
 	e.sessionStarted(id, client)
 	e.bus.Publish(event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: id, Client: client}})
 }
