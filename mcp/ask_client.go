@@ -55,9 +55,9 @@ const (
 )
 
 // canElicit says whether the client advertised form elicitation on a
-// protocol version where a server may send it in the middle of a call
-// (from 2026-07-28 on, a server asks through the result instead, which
-// this server does not do: such a client gets the immediate refusal).
+// protocol version where a server may send it in the middle of a call.
+// From 2026-07-28 on a server asks through the call's result instead
+// (input_required, mrtr.go).
 func canElicit(ss *sdk.ServerSession) bool {
 	if ss == nil {
 		return false

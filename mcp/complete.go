@@ -65,7 +65,7 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 		case "notebook_name":
 			values = s.notebookNames()
 		case "cell_indices":
-			values, err = s.cellIndexValues(ctx, s.sessionID(req.Session), known["notebook_name"], arg.Value)
+			values, err = s.cellIndexValues(ctx, s.sessionOf(req), known["notebook_name"], arg.Value)
 		case "prompt":
 			// Free text: nothing to offer.
 		default:
@@ -83,9 +83,9 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 		case "name":
 			values = s.notebookNames()
 		case "cell_id":
-			values, err = s.cellIDs(ctx, s.sessionID(req.Session), known["name"])
+			values, err = s.cellIDs(ctx, s.sessionOf(req), known["name"])
 		case "index":
-			values, err = s.outputIndices(ctx, s.sessionID(req.Session), known["name"], known["cell_id"])
+			values, err = s.outputIndices(ctx, s.sessionOf(req), known["name"], known["cell_id"])
 		}
 	default:
 		return nil, invalidParams("unknown reference type %q (want ref/prompt or ref/resource)", p.Ref.Type)

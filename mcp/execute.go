@@ -20,11 +20,15 @@ type executeCellIn struct {
 	Stream           bool    `json:"stream,omitempty" jsonschema:"Enable streaming progress (including time indicator) updates for long-running cells"`
 	ProgressInterval int     `json:"progress_interval,omitempty" jsonschema:"Seconds between progress updates (MCP keepalive + optional stream log)"`
 	CellID           *string `json:"cell_id,omitempty"`
+	// Not in the reference: a client without a session (MCP 2026-07-28)
+	// has no current notebook of its own, and must be able to name one.
+	NotebookName *string `json:"notebook_name,omitempty"`
 }
 
 func patchExecuteCell(p patcher) {
 	minimum(nullable(p.get("cell_index")), 0)
 	nullable(p.get("cell_id"))
+	nullable(p.get("notebook_name"))
 	seconds(def(p.get("timeout"), 0))
 	def(p.get("stream"), true)
 	seconds(def(p.get("progress_interval"), 5))
@@ -45,9 +49,9 @@ func seconds(p *jsonschema.Schema) *jsonschema.Schema {
 }
 
 // execute_cell takes no notebook_name in the reference: it runs on the
-// session's current notebook.
+// session's current notebook. Ours takes one too (executeCellIn).
 func (s *Server) executeCell(ctx context.Context, c *call, in executeCellIn) (*answer, error) {
-	res, err := s.e.ExecuteCell(ctx, c.session, "", ref(in.CellIndex, in.CellID), s.execOptions(ctx, c, in.Timeout, in.ProgressInterval, in.Stream, ""))
+	res, err := s.e.ExecuteCell(ctx, c.session, deref(in.NotebookName), ref(in.CellIndex, in.CellID), s.execOptions(ctx, c, in.Timeout, in.ProgressInterval, in.Stream, ""))
 	if err != nil {
 		return nil, err
 	}
@@ -60,17 +64,20 @@ type insertExecuteIn struct {
 	Timeout          int    `json:"timeout,omitempty" jsonschema:"Maximum seconds to wait for execution (0 = use config default)"`
 	Stream           bool   `json:"stream,omitempty" jsonschema:"Enable streaming progress (including time indicator) updates for long-running cells"`
 	ProgressInterval int    `json:"progress_interval,omitempty" jsonschema:"Seconds between progress updates (MCP keepalive + optional stream log)"`
+	// Not in the reference, as executeCellIn's.
+	NotebookName *string `json:"notebook_name,omitempty"`
 }
 
 func patchInsertExecute(p patcher) {
 	minimum(p.get("cell_index"), -1)
+	nullable(p.get("notebook_name"))
 	seconds(def(p.get("timeout"), 0))
 	def(p.get("stream"), true)
 	seconds(def(p.get("progress_interval"), 5))
 }
 
 func (s *Server) insertExecuteCodeCell(ctx context.Context, c *call, in insertExecuteIn) (*answer, error) {
-	res, err := s.e.InsertExecuteCell(ctx, c.session, "", in.CellIndex, in.CellSource, s.execOptions(ctx, c, in.Timeout, in.ProgressInterval, in.Stream, ""))
+	res, err := s.e.InsertExecuteCell(ctx, c.session, deref(in.NotebookName), in.CellIndex, in.CellSource, s.execOptions(ctx, c, in.Timeout, in.ProgressInterval, in.Stream, ""))
 	if err != nil {
 		return nil, err
 	}
@@ -122,13 +129,15 @@ func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int
 		CallID:           c.id,
 		ProgressInterval: time.Duration(interval) * time.Second,
 	}
-	var session *sdk.ServerSession
-	var token any
-	if c.req != nil {
-		session = c.req.Session
-		if c.req.Params != nil {
-			token = c.req.Params.GetProgressToken()
-		}
+	// Where progress goes: this call's request, or for a call that runs
+	// apart from its request (runs.go) whichever request waits for it now.
+	sinkFor := func(string) progressSink { return progressSink{} }
+	switch {
+	case c.run != nil:
+		sinkFor = c.run.progressTo
+	case c.req != nil:
+		sk := sinkOf(ctx, c.req)
+		sinkFor = func(string) progressSink { return sk }
 	}
 	opts.Progress = func(p engine.ExecProgress) {
 		if c.id != "" {
@@ -136,18 +145,22 @@ func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int
 			// executions pane: its call record gets the summary line.
 			s.e.Calls().Progress(c.id, progressSummary(p))
 		}
-		if session == nil {
+		msg := progressMessage(p)
+		sk := sinkFor(msg)
+		if sk.ss == nil {
 			return
 		}
-		msg := progressMessage(p)
-		if token != nil {
-			_ = session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
-				ProgressToken: token, Progress: p.Elapsed.Seconds(), Message: msg,
+		if sk.token != nil {
+			_ = sk.ss.NotifyProgress(sk.ctx, &sdk.ProgressNotificationParams{
+				ProgressToken: sk.token, Progress: p.Elapsed.Seconds(), Message: msg,
 			})
 		}
 		if stream {
+			// On 2026-07-28 the SDK sends it only to a request that
+			// asked for logging (its _meta logLevel); progress carries
+			// the output there.
 			//lint:ignore SA1019 deprecated only from protocol 2026-07-28; the reference streams outputs this way and 2025-11-25 hosts read it
-			_ = session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Logger: "jupyter-mcp-server", Data: msg})
+			_ = sk.ss.Log(sk.ctx, &sdk.LoggingMessageParams{Level: "info", Logger: "jupyter-mcp-server", Data: msg})
 		}
 	}
 	return opts

@@ -48,11 +48,11 @@ func previewMoveCell(in moveCellIn) engine.PreviewRequest {
 }
 
 func previewExecuteCell(in executeCellIn) engine.PreviewRequest {
-	return engine.PreviewRequest{Op: engine.PreviewRunCell, Cell: ref(in.CellIndex, in.CellID)}
+	return engine.PreviewRequest{Op: engine.PreviewRunCell, Notebook: deref(in.NotebookName), Cell: ref(in.CellIndex, in.CellID)}
 }
 
 func previewInsertExecute(in insertExecuteIn) engine.PreviewRequest {
-	return engine.PreviewRequest{Op: engine.PreviewInsertRun, Index: in.CellIndex, Source: in.CellSource}
+	return engine.PreviewRequest{Op: engine.PreviewInsertRun, Notebook: deref(in.NotebookName), Index: in.CellIndex, Source: in.CellSource}
 }
 
 func previewExecuteCode(in executeCodeIn) engine.PreviewRequest {

@@ -21,6 +21,10 @@ func (s *Server) withInheritedNote(d *toolDef, c *call, res *sdk.CallToolResult)
 	if d == nil || res == nil || c.notebook == "" {
 		return
 	}
+	if c.stateless() {
+		s.withSessionlessNote(d, c, res)
+		return
+	}
 	s.mu.Lock()
 	if d.name == "use_notebook" {
 		s.chose[c.session] = true

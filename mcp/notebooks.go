@@ -28,7 +28,11 @@ func (s *Server) useNotebook(ctx context.Context, c *call, in useNotebookIn) (*a
 	if err != nil {
 		return nil, err
 	}
-	return message(textUseNotebook(nb, in.Mode)).withNotebook(nb.Name), nil
+	text := textUseNotebook(nb, in.Mode)
+	if c.stateless() {
+		text += sessionlessUseNote(nb.Name)
+	}
+	return message(text).withNotebook(nb.Name), nil
 }
 
 type notebookNameIn struct {

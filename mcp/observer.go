@@ -25,6 +25,9 @@ type call struct {
 	id      string // the observer's call id ("" when called without one)
 	session string
 	req     *sdk.CallToolRequest
+	// run is the run the call executes in (a stateless client's call,
+	// runs.go), nil for a call served within its request.
+	run *run
 
 	schemaOK      *bool
 	schemaProblem string
@@ -54,7 +57,7 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
 		c := callFrom(ctx)
 		if c == nil {
-			c = &call{session: s.sessionID(req.Session)}
+			c = &call{session: s.sessionOf(req)}
 		}
 		c.req = req
 		a, err := h(s, ctx, c, in)
@@ -96,7 +99,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		growStack()
 		d := s.tools[ctr.Params.Name]
-		c := &call{id: newCallID(), session: s.sessionID(ctr.Session), req: ctr}
+		c := s.newCall(ctx, ctr)
 		args := json.RawMessage(ctr.Params.Arguments)
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
@@ -119,7 +122,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			ResendOf:    resendOf(c.session, ctr),
 		}
 		// Whether its client's user may be asked to approve it (trust.go).
-		start.Ask, start.Unasked = s.asker(ctr.Session, d, c.session, ctr.Params.Name, ctr.Params.Arguments)
+		start.Ask, start.Unasked = s.callAsker(c, d)
 		// Whether it runs code; when someone watches, what it would do
 		// and how its arguments may be edited (held_calls.go).
 		s.approvalStart(&start, d, sent, args)

@@ -33,7 +33,7 @@ func (s *Server) addPrompt() {
 
 func (s *Server) jupyterCite(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 	args := req.Params.Arguments
-	nb, cells, err := s.e.ReadNotebook(ctx, s.sessionID(req.Session), args["notebook_name"], 0, 0)
+	nb, cells, err := s.e.ReadNotebook(ctx, s.sessionOf(req), args["notebook_name"], 0, 0)
 	if err != nil {
 		if engine.IsUserError(err) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: agentText("", err)}

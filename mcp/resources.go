@@ -256,7 +256,7 @@ func (s *Server) readNotebookResource(ctx context.Context, req *sdk.ReadResource
 		}
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: ipynbMIME, Text: string(body)}}}, nil
 	case n.output < 0:
-		_, cell, err := s.e.ReadCell(ctx, s.sessionID(req.Session), n.name, engine.CellRef{ID: n.cellID})
+		_, cell, err := s.e.ReadCell(ctx, s.sessionOf(req), n.name, engine.CellRef{ID: n.cellID})
 		if err != nil {
 			return nil, resourceError(uri, err)
 		}

@@ -54,6 +54,10 @@ type Options struct {
 	// stdio host's does (it spawned us); an HTTP client may be code that
 	// found the bearer token (trust.go).
 	TrustClientApproval bool
+	// Instance names this process in what it hands a stateless client to
+	// bring back (a requestState), so that a replica can tell its own from
+	// another's. Empty: a random name.
+	Instance string
 }
 
 // Server is the MCP server over one engine. One Server serves any number of
@@ -77,9 +81,20 @@ type Server struct {
 	// chose are the sessions that picked a current notebook themselves
 	// (use_notebook); the others act on one they inherited (inherited.go).
 	chose map[string]bool
+	// activated is the notebook each stateless client last made current
+	// itself (eras_text.go).
+	activated map[string]string
 
 	notebooks notebookList // the notebooks in use as resources (resources.go)
 	subs      resourceSubs // resource subscriptions (subscriptions.go)
+
+	// The stateless era (eras.go): its clients known to the engine, their
+	// calls running apart from their requests, the keeper of the states
+	// that bind their answers, and what waits for a stateless host.
+	leases  leases
+	runs    runTable
+	states  *stateKeeper
+	hostAsk hostQuestions
 
 	// schemaProblems counts results that did not match their declared
 	// output schema: a server bug. Tests assert it stays zero.
@@ -106,6 +121,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		sessions: map[*sdk.ServerSession]string{},
 		named:    map[*sdk.ServerSession]string{},
 		chose:    map[string]bool{},
+		states:   newStateKeeper(opts.Instance),
 	}
 	s.srv = sdk.NewServer(&sdk.Implementation{
 		Name:    "Jupyter MCP Server",
@@ -133,21 +149,13 @@ func New(e *engine.Engine, opts Options) *Server {
 	}
 	s.addResources()
 	s.addPrompt()
-	s.srv.AddReceivingMiddleware(s.observe)
+	s.srv.AddReceivingMiddleware(s.eras, s.observe)
 	return s
 }
 
-// HTTPHandler serves streamable HTTP. main mounts it at /mcp; authentication
-// is a wrapper around it (any http.Handler middleware will do), which keeps
-// this package free of tokens.
-//
-// Streams are resumable: every event gets an id (after a priming event) and
-// is kept in a memory event store bounded to eventStoreBytes over all
-// sessions, so a client whose connection dropped mid-call sends
-// Last-Event-ID and gets what it missed, the call's result included.
-// Sessions are capped (Options.MaxSessions) and expire idle
-// (Options.SessionTimeout); either way the client is told why.
-func (s *Server) HTTPHandler() http.Handler {
+// sessionHandler serves the session era of streamable HTTP (HTTPHandler,
+// eras_http.go): resumable streams, sessions capped and expiring.
+func (s *Server) sessionHandler() http.Handler {
 	events := sdk.NewMemoryEventStore(nil)
 	events.SetMaxBytes(eventStoreBytes)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv },

@@ -24,13 +24,19 @@ import (
 // asker returns the engine's way to ask the person at this call's client,
 // or nil and why not when their answer would not count.
 func (s *Server) asker(ss *sdk.ServerSession, d *toolDef, session, tool string, args json.RawMessage) (calls.AskClient, string) {
+	return s.askerFor(ss, canElicit(ss), func() calls.AskClient { return s.askClient(ss, d, session, tool, args) })
+}
+
+// askerFor is asker's rule for a client that declared (or not) that it can
+// be asked, whichever way ask asks it.
+func (s *Server) askerFor(ss *sdk.ServerSession, declared bool, ask func() calls.AskClient) (calls.AskClient, string) {
+	if !declared {
+		return nil, ""
+	}
 	if !s.trusted(ss) {
-		if !canElicit(ss) {
-			return nil, ""
-		}
 		return nil, "this server takes an HTTP client's own answer to the approval of its call only when started with --trust-client-approval, since any process that has the bearer token is such a client"
 	}
-	return s.askClient(ss, d, session, tool, args), ""
+	return ask(), ""
 }
 
 // trusted says whether the person using ss's client may approve its calls.
@@ -42,6 +48,9 @@ func (s *Server) trusted(ss *sdk.ServerSession) bool {
 	defer s.mu.Unlock()
 	return ss != nil && ss == s.host
 }
+
+// pairingCode is the pairing form's one field.
+const pairingCode = "code"
 
 // pairingSchema is the pairing question's form: the code the attaching
 // terminal shows.
@@ -69,8 +78,10 @@ func (s *Server) HostCanPair() string {
 	switch {
 	case host == nil || host.InitializeParams() == nil:
 		return "the MCP host has not connected yet"
+	case hostIsStateless(host):
+		return s.statelessHostCanAsk(host)
 	case !canElicit(host):
-		return "the MCP host cannot be asked (it did not declare elicitation, or speaks a protocol version where a server asks only within a call)"
+		return "the MCP host cannot be asked (it did not declare elicitation)"
 	}
 	return ""
 }
@@ -84,14 +95,22 @@ func (s *Server) AskHostToPair(ctx context.Context, peers []string) (string, err
 	if why := s.HostCanPair(); why != "" {
 		return "", errors.New(why)
 	}
-	res, err := host.Elicit(ctx, &sdk.ElicitParams{Mode: "form", Message: pairingQuestion(peers), RequestedSchema: pairingSchema})
+	form := &sdk.ElicitParams{Mode: "form", Message: pairingQuestion(peers), RequestedSchema: pairingSchema}
+	var res *sdk.ElicitResult
+	var err error
+	if hostIsStateless(host) {
+		// Asked in the answer to the host's next tool call (host_ask.go).
+		res, err = s.askStatelessHost(ctx, form)
+	} else {
+		res, err = host.Elicit(ctx, form)
+	}
 	if err != nil {
 		return "", errors.New("asking the MCP host failed: " + redact(err.Error()))
 	}
 	if res.Action != "accept" {
 		return "", errPairingDeclined
 	}
-	code, _ := res.Content["code"].(string)
+	code, _ := res.Content[pairingCode].(string)
 	return code, nil
 }
 
