@@ -100,7 +100,7 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 		case takes(tool, "notebook_name") || tool == "":
 			return "this session has no current notebook" + closed + "; pass notebook_name, or call use_notebook first" + inUse, true
 		}
-		// execute_cell and insert_execute_code_cell act on the current
+		// A tool that takes no notebook_name acts on the current
 		// notebook only.
 		return "this session has no current notebook" + closed + "; call use_notebook first to open one (or to make one in use current)" + inUse, true
 	}

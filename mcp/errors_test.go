@@ -25,10 +25,10 @@ func TestAgentText(t *testing.T) {
 		// Which notebook.
 		{"read_cell", noCurrent, "this session has no current notebook; pass notebook_name, or call use_notebook first (in use: a, b)"},
 		{"execute_cell", &engine.NoNotebookError{Closed: &engine.ClosedNotice{Notebook: "nb", By: engine.SessionRef{ID: "4MVH2K1X", Client: "agent-b 1"}, Cause: engine.ClosedByUnuse, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
-			"this session has no current notebook (session 4MVH2K1X (agent-b 1) closed its notebook 'nb' at 03:04:05 UTC with unuse_notebook); call use_notebook first to open one (or to make one in use current) (no notebooks are in use)"},
+			"this session has no current notebook (session 4MVH2K1X (agent-b 1) closed its notebook 'nb' at 03:04:05 UTC with unuse_notebook); pass notebook_name, or call use_notebook first (no notebooks are in use)"},
 		{"read_cell", &engine.NoNotebookError{Name: "nb", Closed: &engine.ClosedNotice{Notebook: "nb", By: engine.SessionRef{ID: "s1"}, Cause: engine.ClosedBySwitch, Server: "http://h:8888/", At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
 			`no notebook named "nb" is in use (session s1 closed its notebook 'nb' at 03:04:05 UTC by switching to the Jupyter server at http://h:8888/); call use_notebook first (no notebooks are in use)`},
-		{"execute_cell", noCurrent, "this session has no current notebook; call use_notebook first to open one (or to make one in use current) (in use: a, b)"},
+		{"execute_cell", noCurrent, "this session has no current notebook; pass notebook_name, or call use_notebook first (in use: a, b)"},
 		{"execute_code", &engine.NoNotebookError{}, "execute_code needs a kernel: this session has no current notebook (no notebooks are in use). Call use_notebook first, or pass kernel_id (list_kernels shows the running kernels)"},
 		{"insert_cell", &engine.NoNotebookError{Name: "ghost", InUse: []string{"nb"}}, `no notebook named "ghost" is in use; call use_notebook first (in use: nb)`},
 		{"", &engine.NoNotebookError{Name: "ghost"}, `no notebook named "ghost" is in use; call use_notebook first (no notebooks are in use)`},

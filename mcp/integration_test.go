@@ -36,7 +36,8 @@ type harness struct {
 	srv *jupytertest.Server
 	e   *engine.Engine
 	s   *Server
-	dir string // the test's directory under the Jupyter root
+	dir string           // the test's directory under the Jupyter root
+	web *httptest.Server // the HTTP endpoint, once a test asked for it (eras_test.go)
 }
 
 func newHarness(t *testing.T) *harness {

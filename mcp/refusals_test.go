@@ -47,8 +47,8 @@ func foreignNames(tool, text string) []string {
 // TestForeignNamesFinds: the check itself catches a wrong name.
 func TestForeignNamesFinds(t *testing.T) {
 	t.Parallel()
-	if got := foreignNames("execute_cell", "notebook_name is required"); !slices.Equal(got, []string{"notebook_name"}) {
-		t.Errorf("notebook_name for execute_cell: %v", got)
+	if got := foreignNames("execute_code", "notebook_name is required"); !slices.Equal(got, []string{"notebook_name"}) {
+		t.Errorf("notebook_name for execute_code: %v", got)
 	}
 	if got := foreignNames("execute_cell", "pass `notebook` or cell_id; call use_notebook"); !slices.Equal(got, []string{"notebook"}) {
 		t.Errorf("backticks: %v", got)

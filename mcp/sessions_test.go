@@ -135,12 +135,12 @@ func TestSessionsUnuseTellsTheOtherSessions(t *testing.T) {
 	}
 
 	// c's next call is execute_cell: its refusal says what happened, once,
-	// and names only what execute_cell takes.
+	// and what to do.
 	refusal := fails(t, c, "execute_cell", map[string]any{"cell_index": 0}, "closed its notebook 'shared'")
-	if strings.Count(refusal, "shared") != 1 || strings.Contains(refusal, "notebook_name") || !strings.Contains(refusal, "use_notebook") {
+	if strings.Count(refusal, "shared") != 1 || !strings.Contains(refusal, "use_notebook") {
 		t.Errorf("c's refusal: %s", refusal)
 	}
-	fails(t, c, "execute_cell", map[string]any{"cell_index": 0}, "this session has no current notebook; call use_notebook first")
+	fails(t, c, "execute_cell", map[string]any{"cell_index": 0}, "this session has no current notebook; pass notebook_name, or call use_notebook first")
 
 	// The caller's own session was told in its answer, not again.
 	if _, bt := currentOf(t, b); strings.Contains(bt, "was closed") {
