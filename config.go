@@ -35,6 +35,10 @@ type config struct {
 	// TrustClientApproval: an HTTP client's user may approve its own
 	// held calls (mcp.Options.TrustClientApproval).
 	TrustClientApproval bool
+	// Instance and Peers: this replica's name and the others' endpoints
+	// (mcp.Options.Instance, mcp.Options.Peers; config_eras.go).
+	Instance string
+	Peers    map[string]string
 	// Jupyter
 	JupyterURL          string
 	JupyterToken        string
@@ -98,6 +102,8 @@ func (c *config) options() []*option {
 		{group: "MCP", name: "tui", env: "MCP_TUI", def: "false", set: asBool(&c.TUI), help: "with --transport streamable-http: also show the workbench TUI"},
 		{group: "MCP", name: "feed", env: "MCP_FEED", def: "auto", set: asText(&c.Feed), help: "stdio mode: the live feed that 'attach' connects to: auto (a unix socket in a private directory; loopback TCP on Windows), HOST:PORT (TCP, with a token in the record), or off"},
 		{group: "MCP", name: "trust-client-approval", env: "MCP_TRUST_CLIENT_APPROVAL", def: "false", set: asBool(&c.TrustClientApproval), help: "over HTTP, let a client's user approve its own held calls (elicitation) when no workbench is attached; only when every process that can get the bearer token is yours to trust (a stdio host always may)"},
+		{group: "MCP", name: "instance", env: "MCP_INSTANCE", def: "", set: asInstance(&c.Instance), help: "this replica's name among --peers (letters, digits, - and _); empty: a random one"},
+		{group: "MCP", name: "peers", env: "MCP_PEERS", def: "", set: asPeers(&c.Peers), help: "other replicas serving the same clients behind one address, as NAME=URL of their /mcp, comma-separated: a 2026-07-28 client's answer to a call another replica holds is passed to it"},
 		{group: "Jupyter", name: "jupyter-url", env: "JUPYTER_URL", def: "", set: asURL(&c.JupyterURL), help: "Jupyter server to use (e.g. http://localhost:8888 or a JupyterHub http://hub/user/NAME/); empty: start a managed local jupyter-server"},
 		{group: "Jupyter", name: "jupyter-token", env: "JUPYTER_TOKEN", def: "", set: asText(&c.JupyterToken), secret: true, help: "token of the Jupyter server (moved out of the command line and environment at start-up, like --mcp-token)"},
 		{group: "Jupyter", name: "jupyter-token-file", env: "JUPYTER_TOKEN_FILE", def: "", set: asText(&c.JupyterTokenFile), secret: true, help: "read the Jupyter server's token from this file's first line instead"},

@@ -121,6 +121,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		defer stopRec()
 	}
 
+	if len(cfg.Peers) > 0 && cfg.Instance == "" {
+		return fmt.Errorf("--peers needs --instance: this replica's name, as its peers list it")
+	}
 	// Building the MCP server (every tool's schemas) takes tens of
 	// milliseconds: the workbench does not wait for it (see lateHandler).
 	newServer := func() *mcp.Server {
@@ -134,6 +137,8 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			// The guard (httpHandler) checks the Host header.
 			HostsCheckedInFront: true,
 			TrustClientApproval: cfg.TrustClientApproval,
+			Instance:            cfg.Instance,
+			Peers:               cfg.Peers,
 		})
 	}
 	info := observe.HeaderInfo{JupyterURL: eng.JupyterURL(), Version: version}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +35,11 @@ import (
 type eraRouter struct {
 	legacy, stateless http.Handler
 	maxBody           int64 // bound of a body read to route it
+
+	// self names this process; peers are the other replicas behind the
+	// same address, by name (Options.Peers).
+	self  string
+	peers map[string]*httputil.ReverseProxy
 }
 
 // HTTPHandler serves streamable HTTP. main mounts it at /mcp; authentication
@@ -67,6 +74,8 @@ func (s *Server) HTTPHandler() http.Handler {
 				DisableLocalhostProtection:   s.opts.HostsCheckedInFront,
 			}),
 		maxBody: maxBody,
+		self:    s.states.inst,
+		peers:   peerProxies(s.opts.Peers),
 	}
 }
 
@@ -98,7 +107,70 @@ func (h *eraRouter) serveStateless(w http.ResponseWriter, r *http.Request) {
 	if v, ok := decodeSentinel(r.Header.Get("Mcp-Name")); ok {
 		r.Header.Set("Mcp-Name", v)
 	}
+	if p := h.owner(r); p != nil {
+		r.Header.Set(forwardedHeader, h.self)
+		p.ServeHTTP(w, r)
+		return
+	}
 	h.stateless.ServeHTTP(w, r)
+}
+
+// Past one machine. A stateless client's requests may land on any replica
+// behind one address, but a held call lives in the process that holds it:
+// the retry that answers it must reach that process. Each requestState
+// names its process (Options.Instance); a replica that knows its peers
+// (Options.Peers) hands a retry whose state names a peer to that peer,
+// which verifies it as its own. Nothing else is forwarded, and only to a
+// configured peer, never to an address a request names.
+
+// forwardedHeader marks a request a replica forwarded, so that it is
+// forwarded at most once (peers configured in a loop cannot bounce it).
+const forwardedHeader = "X-Jupyter-Mcp-Forwarded-By"
+
+// peerProxies makes a reverse proxy to each peer's endpoint. A peer whose
+// URL does not parse is left out (main checks the flag).
+func peerProxies(peers map[string]string) map[string]*httputil.ReverseProxy {
+	out := map[string]*httputil.ReverseProxy{}
+	for name, raw := range peers {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		out[name] = &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = u.Scheme, u.Host, u.Path, u.RawPath
+				pr.Out.Host = u.Host
+			},
+			FlushInterval: -1, // the answer is an event stream
+		}
+	}
+	return out
+}
+
+// owner is the peer that holds the call a retry answers, nil when that is
+// this process (or unknown, or the request was forwarded already).
+func (h *eraRouter) owner(r *http.Request) *httputil.ReverseProxy {
+	if len(h.peers) == 0 || r.Method != http.MethodPost || r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get(forwardedHeader) != "" || r.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil || !bytes.Contains(body, []byte(`"requestState"`)) {
+		return nil
+	}
+	var msg struct {
+		Params struct {
+			RequestState string `json:"requestState"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return nil
+	}
+	inst := peekInstance(msg.Params.RequestState)
+	if inst == "" || inst == h.self {
+		return nil
+	}
+	return h.peers[inst]
 }
 
 // metaNamesStateless says whether a JSON-RPC body's params._meta names a

@@ -58,6 +58,11 @@ type Options struct {
 	// bring back (a requestState), so that a replica can tell its own from
 	// another's. Empty: a random name.
 	Instance string
+	// Peers are the other replicas serving the same clients behind one
+	// address: their Instance names and the URLs of their MCP endpoints.
+	// A retry that answers a call a peer holds is forwarded to it
+	// (eras_http.go).
+	Peers map[string]string
 }
 
 // Server is the MCP server over one engine. One Server serves any number of
