@@ -12,10 +12,29 @@
 #                                       or JUPYTER_URL/JUPYTER_TOKEN when set)
 #   MCP_URL=... interop/conformance.sh  uses a running server, which must accept
 #                                       requests without a token
+#   CONFORMANCE=2026 ...                the newest suite, 0.2.0-alpha.12
+#                                       (conformance-2026 in package.json), on
+#                                       what revision 2026-07-28 requires, against
+#                                       conformance-2026-baseline.txt. It asks for
+#                                       Node 22 only for fs.globSync, which a
+#                                       loader hook gives it (conformance-2026/).
 set -euo pipefail
 # shellcheck source=interop/lib.sh
 . "$(dirname "$0")/lib.sh"
 ensure_node_modules
+
+if [ "${CONFORMANCE:-}" = 2026 ]; then
+	suite_js=$INTEROP_DIR/node_modules/conformance-2026/dist/index.js
+	node_args=(--import "$INTEROP_DIR/conformance-2026/register.mjs")
+	suite_args=(--requirements 2026-07-28)
+	baseline_txt=$INTEROP_DIR/conformance-2026-baseline.txt
+else
+	suite_js=$INTEROP_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js
+	node_args=()
+	suite_args=(--suite all)
+	baseline_txt=$INTEROP_DIR/conformance-baseline.txt
+fi
+echo "conformance $(node -p 'require(process.argv[1]).version' "$(dirname "$suite_js")/../package.json") ${suite_args[*]}"
 
 work=$(mktemp -d /tmp/jms-conformance-XXXXXX)
 cleanup() {
@@ -36,12 +55,12 @@ fi
 # The baseline's first word per line is a scenario; the suite reads YAML.
 baseline=$work/baseline.yml
 echo "server:" >"$baseline"
-grep -v '^[[:space:]]*\(#\|$\)' "$INTEROP_DIR/conformance-baseline.txt" | awk '{print "  - " $1}' >>"$baseline"
+grep -v '^[[:space:]]*\(#\|$\)' "$baseline_txt" | awk '{print "  - " $1}' >>"$baseline"
 echo "expected failures (fixture scenarios): $(grep -c '^  - ' "$baseline")"
 
 set +e
-(cd "$work" && node "$INTEROP_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
-	server --url "$MCP_URL" --suite all --expected-failures "$baseline" -o "$work/results") \
+(cd "$work" && node "${node_args[@]}" "$suite_js" \
+	server --url "$MCP_URL" "${suite_args[@]}" --expected-failures "$baseline" -o "$work/results") \
 	2>&1 | tee "$work/out.txt"
 suite_rc=${PIPESTATUS[0]}
 set -e
@@ -50,7 +69,7 @@ set -e
 # exit code alone and names the scenario that broke the run. The rule is the
 # suite's: a scenario fails when any of its checks is a FAILURE or a WARNING.
 verdict=0
-node - "$work/results" "$baseline" <<'JS' || verdict=$?
+node - "$work/results" "$baseline" "$baseline_txt" <<'JS' || verdict=$?
 const fs = require("fs");
 const path = require("path");
 const [resultsDir, baselineFile] = process.argv.slice(2);
@@ -81,7 +100,7 @@ for (const [name, bad] of [...seen].sort()) {
     for (const c of bad) console.log(`    ${c.status} ${c.id}: ${c.errorMessage || c.description}`);
   } else if (bad.length === 0 && listed) {
     wrong++;
-    console.log(`UNEXPECTED PASS: ${name} (remove it from interop/conformance-baseline.txt)`);
+    console.log(`UNEXPECTED PASS: ${name} (remove it from its baseline, ${process.argv[4]})`);
   }
 }
 for (const name of expected) {
@@ -98,7 +117,7 @@ console.log(`conformance: ${seen.size} scenarios, ${passed} passed, ${seen.size 
 process.exit(wrong > 0 ? 1 : 0);
 JS
 if [ $verdict != 0 ] || [ "$suite_rc" != 0 ]; then
-	echo "FAIL  conformance differs from interop/conformance-baseline.txt (suite exit code $suite_rc)"
+	echo "FAIL  conformance differs from $baseline_txt (suite exit code $suite_rc)"
 	exit 1
 fi
 echo "PASS  conformance: every generic scenario passed, every fixture scenario failed as expected"

@@ -21,7 +21,9 @@ free_port() {
 # ensure_node_modules installs the pinned packages when they are missing.
 ensure_node_modules() {
 	if [ ! -d "$INTEROP_DIR/node_modules/@modelcontextprotocol/sdk" ] ||
+		[ ! -d "$INTEROP_DIR/node_modules/@modelcontextprotocol/client" ] ||
 		[ ! -d "$INTEROP_DIR/node_modules/@modelcontextprotocol/conformance" ] ||
+		[ ! -d "$INTEROP_DIR/node_modules/conformance-2026" ] ||
 		[ ! -d "$INTEROP_DIR/node_modules/@modelcontextprotocol/inspector-cli" ]; then
 		log "npm ci (interop/)"
 		(cd "$INTEROP_DIR" && npm ci --no-audit --no-fund) || return 1

@@ -7,7 +7,11 @@
 #   3. e2e over streamable HTTP          (same client, bearer token)
 #   4. inspector-cli tools/list          (MCP Inspector's CLI, same server)
 #   5. conformance suite                 (@modelcontextprotocol/conformance)
-#   6. e2e through a real JupyterHub     (scripts/jupyterhub.sh)
+#   6. conformance of revision 2026-07-28 (the newest suite, 0.2.0-alpha.12)
+#   7. both protocol eras, client by     (Go SDK default and pinned, TS SDK 1.32.2,
+#      client, over stdio and HTTP        TS client 2.4.0 each mode, inspector-cli:
+#                                         the matrix, eras.sh)
+#   8. e2e through a real JupyterHub     (scripts/jupyterhub.sh)
 #
 # A step that fails does not stop the others; the exit code is non-zero if any
 # failed. Set SKIP_BUILD=1 to use an existing bin/jupyter-mcp-server, and
@@ -78,6 +82,8 @@ fi
 unset MCP_URL MCP_TOKEN
 
 step "MCP conformance suite" bash "$INTEROP_DIR/conformance.sh"
+step "MCP conformance of revision 2026-07-28" env CONFORMANCE=2026 bash "$INTEROP_DIR/conformance.sh"
+step "both protocol eras, client by client (matrix)" bash "$INTEROP_DIR/eras.sh"
 if [ "${SKIP_HUB:-}" != 1 ]; then
 	step "e2e through JupyterHub" bash "$REPO_DIR/scripts/jupyterhub.sh"
 fi
