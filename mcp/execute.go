@@ -131,13 +131,13 @@ func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int
 	}
 	// Where progress goes: this call's request, or for a call that runs
 	// apart from its request (runs.go) whichever request waits for it now.
-	sinkFor := func(string) progressSink { return progressSink{} }
+	sinkFor := func() progressSink { return progressSink{} }
 	switch {
 	case c.run != nil:
 		sinkFor = c.run.progressTo
 	case c.req != nil:
 		sk := sinkOf(ctx, c.req)
-		sinkFor = func(string) progressSink { return sk }
+		sinkFor = func() progressSink { return sk }
 	}
 	opts.Progress = func(p engine.ExecProgress) {
 		if c.id != "" {
@@ -145,11 +145,11 @@ func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int
 			// executions pane: its call record gets the summary line.
 			s.e.Calls().Progress(c.id, progressSummary(p))
 		}
-		msg := progressMessage(p)
-		sk := sinkFor(msg)
+		sk := sinkFor()
 		if sk.ss == nil {
 			return
 		}
+		msg := progressMessage(p)
 		if sk.token != nil {
 			_ = sk.ss.NotifyProgress(sk.ctx, &sdk.ProgressNotificationParams{
 				ProgressToken: sk.token, Progress: p.Elapsed.Seconds(), Message: msg,

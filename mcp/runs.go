@@ -23,8 +23,8 @@ import (
 // on while the run is running (not while it waits for its retry).
 //
 // Tasks (a handle to poll instead of a request that waits) are runs too: a
-// run knows its state, its open question, its newest progress and its
-// result, and can be waited for without being cancelled (wait's keep).
+// run knows its state, its open question and its result, and can be waited
+// for without being cancelled (wait's keep).
 
 type runState int
 
@@ -78,8 +78,7 @@ type run struct {
 	args  string // argsHash of the arguments it was called with
 	owner caller
 
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	cancel context.CancelCauseFunc // ends the run's context, with a cause
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced at every change of state
@@ -87,7 +86,6 @@ type run struct {
 	ask     *question // the open question, while runAsking
 	asked   int       // questions asked so far
 	sink    progressSink
-	last    string // the newest progress message
 	res     sdk.Result
 	err     error
 	ended   time.Time
@@ -117,7 +115,6 @@ func (s *Server) startRun(ctx context.Context, req *sdk.CallToolRequest, owner c
 		tool:    req.Params.Name,
 		args:    argsHash(req.Params.Arguments),
 		owner:   owner,
-		ctx:     rctx,
 		cancel:  cancel,
 		changed: make(chan struct{}),
 	}
@@ -194,19 +191,11 @@ func (r *run) detach(sk progressSink) {
 	r.mu.Unlock()
 }
 
-// progressSink is where progress goes now; it keeps msg as the newest.
-func (r *run) progressTo(msg string) progressSink {
+// progressTo is where progress goes now.
+func (r *run) progressTo() progressSink {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.last = msg
 	return r.sink
-}
-
-// lastProgress is the newest progress message ("" before the first).
-func (r *run) lastProgress() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.last
 }
 
 // wait blocks until the run asks a question or is done, until deadline
