@@ -195,7 +195,7 @@ func (s *Server) execAnswer(res engine.ExecResult) *answer {
 	} else if res.Status == "aborted" {
 		notes = append(notes, "[ABORTED: the kernel did not run this code (an earlier execution failed or it was interrupted).]")
 	}
-	a := outputs(res.Outputs, loc, s.render(), "", notes...)
+	a := outputs(res.Outputs, loc, s.render(), nil, notes...)
 	if res.Cell.ID != "" {
 		a.withCell(res.Cell.ID)
 	}

@@ -265,7 +265,7 @@ func TestNotebookHappyPaths(t *testing.T) {
 		t.Errorf("read_notebook brief: %q", text)
 	}
 	text, _, _ = ok(t, cs, "read_notebook", map[string]any{"notebook_name": "flow", "response_format": "detailed", "start_index": 1, "limit": 1})
-	if !strings.Contains(text, "=====Cell 1 | id: cell-1 | type: code") || strings.Contains(text, "Cell 2") {
+	if !strings.Contains(text, "=====Cell 1 | type: code | execution count: N/A | id: cell-1=====") || strings.Contains(text, "Cell 2") {
 		t.Errorf("read_notebook detailed: %q", text)
 	}
 
@@ -347,9 +347,9 @@ func TestNotebookHappyPaths(t *testing.T) {
 	if cell, _ := m["cell"].(map[string]any); cell["id"] != plotCell || cell["type"] != "code" {
 		t.Errorf("read_cell cell = %v", m["cell"])
 	}
-	// result holds the whole answer as the text does: the cell's header and
-	// source first, then its outputs; outputs and count hold outputs only.
-	if r, _ := m["result"].([]any); len(r) != 3 || !strings.Contains(fmt.Sprint(r[0]), "display(Image(") {
+	// result holds the whole answer as the text does: the cell's header,
+	// its source, then its outputs; outputs and count hold outputs only.
+	if r, _ := m["result"].([]any); len(r) != 4 || !strings.Contains(fmt.Sprint(r[1]), "display(Image(") {
 		t.Errorf("read_cell result = %v", m["result"])
 	}
 	if o, _ := m["outputs"].([]any); len(o) != 2 || m["count"] != float64(2) {

@@ -55,7 +55,7 @@ func TestStreamAndErrorOutputsAreStrippedOfANSI(t *testing.T) {
 		{OutputType: notebook.Error, EName: "ValueError", EValue: "bad", Traceback: []string{"\x1b[0;31mValueError\x1b[0m", "Traceback line \x1b[1;32m2\x1b[0m"}},
 		{OutputType: notebook.Error, EName: "KeyError", EValue: "'x'"},
 	}
-	a := outputs(outs, outputLoc{}, renderOpts{images: true, maxBytes: 1000}, "")
+	a := outputs(outs, outputLoc{}, renderOpts{images: true, maxBytes: 1000}, nil)
 	got := a.structured["outputs"].([]any)
 	want := []any{"red text\n", "ValueError\nTraceback line 2", "KeyError: 'x'"}
 	if len(got) != len(want) {
@@ -83,7 +83,7 @@ func TestImagesAreObjectsAndImageContent(t *testing.T) {
 		{OutputType: notebook.Stream, Name: "stdout", Text: "before"},
 		{OutputType: notebook.DisplayData, Data: map[string]json.RawMessage{"image/png": data, "text/plain": json.RawMessage(`"<Figure size 640x480 with 1 Axes>"`)}},
 	}
-	a := outputs(outs, outputLoc{notebook: "nb", cellID: "c1"}, renderOpts{images: true, maxBytes: 100}, "")
+	a := outputs(outs, outputLoc{notebook: "nb", cellID: "c1"}, renderOpts{images: true, maxBytes: 100}, nil)
 	list := a.structured["result"].([]any)
 	img, ok := list[1].(map[string]any)
 	if !ok || img["type"] != "image" || img["mimeType"] != "image/png" || img["data"] != b64 {
@@ -97,7 +97,7 @@ func TestImagesAreObjectsAndImageContent(t *testing.T) {
 		t.Errorf("content[1] = %#v", a.content[1])
 	}
 
-	off := outputs(outs, outputLoc{}, renderOpts{images: false, maxBytes: 100}, "")
+	off := outputs(outs, outputLoc{}, renderOpts{images: false, maxBytes: 100}, nil)
 	if s, _ := off.structured["result"].([]any)[1].(string); !strings.Contains(s, "Image display disabled") {
 		t.Errorf("with images off, got %#v", off.structured["result"])
 	}
@@ -131,7 +131,7 @@ func TestShapesValidateAgainstTheirSchemas(t *testing.T) {
 	cases := map[string]*answer{
 		"delete_cell":    message("Cell 1 (code) deleted successfully.").withCell("abc"),
 		"list_kernels":   rows("", table{columns: []string{"ID"}, rows: [][]string{{"k"}}}, ""),
-		"execute_code":   outputs([]notebook.Output{{OutputType: notebook.Stream, Text: "hi"}}, outputLoc{}, renderOpts{images: true, maxBytes: output.DefaultLimit}, ""),
+		"execute_code":   outputs([]notebook.Output{{OutputType: notebook.Stream, Text: "hi"}}, outputLoc{}, renderOpts{images: true, maxBytes: output.DefaultLimit}, nil),
 		"launch_sandbox": object(map[string]any{"message": "ok", "sandbox": engine.SandboxInfo{Name: "s", ID: "s-1"}}),
 		"list_sandboxes": records([]engine.SandboxInfo{{Name: "a"}, {Name: "b"}}),
 	}

@@ -56,9 +56,12 @@ func briefTable(cells []engine.CellInfo) table {
 	return t
 }
 
-// cellHeader is the reference's line above a cell's source, with its id.
+// cellHeader is the reference's line above a cell's source, with the id
+// added after what the reference has: its clients split the header on
+// "type: " and " |" and read the count after "execution count:", so
+// nothing of ours may come before those.
 func cellHeader(c engine.CellInfo) string {
-	return fmt.Sprintf("=====Cell %d | id: %s | type: %s | execution count: %s=====", c.Index, c.ID, c.Type, execCount(c.ExecutionCount))
+	return fmt.Sprintf("=====Cell %d | type: %s | execution count: %s | id: %s=====", c.Index, c.Type, execCount(c.ExecutionCount), c.ID)
 }
 
 func textReadNotebook(nb engine.NotebookInfo, cells []engine.CellInfo, format string, start int) string {

@@ -1,0 +1,82 @@
+package mcp
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Answers as the reference's own clients read them (issue 25: a client
+// written for the reference must work unchanged). interop/reference.mjs runs
+// the reference's whole test suite against a built binary; these pin each
+// difference that suite found, at the level of one call.
+
+// writeRawNotebook writes a notebook with the given cells (nbformat 4.5
+// JSON objects) under the test directory and returns its contents path.
+func (h *harness) writeRawNotebook(name string, cells ...map[string]any) string {
+	h.t.Helper()
+	nb := map[string]any{"cells": cells, "metadata": map[string]any{}, "nbformat": 4, "nbformat_minor": 5}
+	data, err := json.MarshalIndent(nb, "", " ")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	rel := h.dir + "/" + name
+	if err := os.WriteFile(h.srv.Path(rel), append(data, '\n'), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	return rel
+}
+
+// texts is the text of each content entry, in order.
+func texts(res *sdk.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
+// read_cell answers the reference's "readable text entries": the header,
+// then the source, then each output, as separate entries (its clients read
+// the source as the second entry), with the id after what the reference's
+// header has.
+func TestReadCellAnswersTheReferencesEntries(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	path := h.writeRawNotebook("read.ipynb",
+		map[string]any{"cell_type": "markdown", "id": "m1", "metadata": map[string]any{}, "source": "# Title"},
+		map[string]any{"cell_type": "code", "id": "c1", "metadata": map[string]any{}, "source": "print('hi')\n1 + 1", "execution_count": 3,
+			"outputs": []any{
+				map[string]any{"output_type": "stream", "name": "stdout", "text": "hi\n"},
+				map[string]any{"output_type": "execute_result", "execution_count": 3, "data": map[string]any{"text/plain": "2"}, "metadata": map[string]any{}},
+			}})
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "read", "notebook_path": path})
+
+	_, m, res := ok(t, cs, "read_cell", map[string]any{"cell_index": 1})
+	header := "=====Cell 1 | type: code | execution count: 3 | id: c1====="
+	want := []any{header, "print('hi')\n1 + 1", "hi\n", "2"}
+	if !reflect.DeepEqual(m["result"], want) {
+		t.Errorf("result = %q, want %q", m["result"], want)
+	}
+	if got := texts(res); !reflect.DeepEqual(got, []string{header, "print('hi')\n1 + 1", "hi\n", "2"}) {
+		t.Errorf("content = %q", got)
+	}
+	if !reflect.DeepEqual(m["outputs"], []any{"hi\n", "2"}) || m["count"] != float64(2) {
+		t.Errorf("outputs = %q count %v, want the cell's two outputs", m["outputs"], m["count"])
+	}
+
+	// Without outputs, and for a markdown cell: the header and the source.
+	_, m, _ = ok(t, cs, "read_cell", map[string]any{"cell_index": 1, "include_outputs": false})
+	if !reflect.DeepEqual(m["result"], []any{header, "print('hi')\n1 + 1"}) || m["count"] != float64(0) {
+		t.Errorf("without outputs: result %q count %v", m["result"], m["count"])
+	}
+	_, m, _ = ok(t, cs, "read_cell", map[string]any{"cell_index": 0})
+	if !reflect.DeepEqual(m["result"], []any{"=====Cell 0 | type: markdown | execution count: N/A | id: m1=====", "# Title"}) {
+		t.Errorf("markdown: result %q", m["result"])
+	}
+}
