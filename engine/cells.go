@@ -274,7 +274,7 @@ func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices 
 					return nil, err
 				}
 				if seen[i] {
-					return nil, Userf("cell id %q is listed twice; nothing was deleted", id)
+					return nil, Userf("cell id %q is a duplicate (listed twice); nothing was deleted", id)
 				}
 				seen[i] = true
 				positions = append(positions, i)
@@ -285,7 +285,7 @@ func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices 
 					return nil, err
 				}
 				if seen[i] {
-					return nil, Userf("cell index %d is listed twice; nothing was deleted", i)
+					return nil, Userf("cell index %d is a duplicate (listed twice); nothing was deleted", i)
 				}
 				seen[i] = true
 				positions = append(positions, i)
@@ -362,7 +362,7 @@ func (e *Engine) ClearCellOutput(ctx context.Context, session, name string, ref 
 		}
 		c := nb.Cells[i]
 		if c.Type != notebook.Code {
-			return nil, Userf("cell %d (id %q) is a %s cell; only code cells have outputs to clear", i, c.ID, c.Type)
+			return nil, Userf("cell %d (id %q) is a %s cell, not a code cell; only code cells have outputs to clear", i, c.ID, c.Type)
 		}
 		if len(c.Outputs) == 0 && c.ExecutionCount == nil {
 			out = cellInfo(i, c)

@@ -313,7 +313,7 @@ type UnknownKernelError struct {
 }
 
 func (e *UnknownKernelError) Error() string {
-	return fmt.Sprintf("there is no kernel with id %q on the Jupyter server", e.KernelID)
+	return fmt.Sprintf("kernel %q not found on the Jupyter server", e.KernelID)
 }
 
 func (*UnknownKernelError) CallerCanFix() bool { return true }

@@ -85,7 +85,9 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 		case tool == "execute_code":
 			return "execute_code needs a kernel: this session has no current notebook" + closed + inUse + ". Call use_notebook first, or pass kernel_id (list_kernels shows the running kernels)", true
 		case e.Name != "":
-			return fmt.Sprintf("no notebook named %q is in use%s; call use_notebook first%s", e.Name, closed, inUse), true
+			// "not connected" is the reference's word for it, which its
+			// clients look for.
+			return fmt.Sprintf("notebook %q is not connected: no notebook of that name is in use%s; call use_notebook first%s", e.Name, closed, inUse), true
 		case takes(tool, "notebook_name") || tool == "":
 			return "this session has no current notebook" + closed + "; pass notebook_name, or call use_notebook first" + inUse, true
 		}
@@ -123,7 +125,7 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 	if e, ok := as[*engine.NoFileError](err); ok {
 		switch tool {
 		case "use_notebook":
-			return fmt.Sprintf(`there is no file %q on the Jupyter server; check the path with list_files, or pass mode "create" to create a new notebook there`, e.Path), true
+			return fmt.Sprintf(`%q not found on the Jupyter server; check the path with list_files, or pass mode "create" to create a new notebook there`, e.Path), true
 		case "list_files":
 			return fmt.Sprintf("there is no file or directory %q on the Jupyter server; list_files with an empty path lists the root", e.Path), true
 		}

@@ -261,5 +261,16 @@ func errorResult(tool string, err error) *sdk.CallToolResult {
 	} else {
 		text = "Server error (Jupyter or this MCP server failed, not your arguments): " + redact(err.Error())
 	}
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: toolErrorText(tool, text)}}}
+}
+
+// toolErrorPrefix leads the text of every failed call, as the reference's
+// server (FastMCP) words them: its clients, its own tests among them, tell a
+// failed call by this text rather than by isError.
+const toolErrorPrefix = "Error executing tool "
+
+// toolErrorText is a failed call's text: the reference's prefix naming the
+// tool, then what happened and what to do.
+func toolErrorText(tool, text string) string {
+	return toolErrorPrefix + tool + ": " + text
 }

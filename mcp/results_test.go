@@ -201,7 +201,7 @@ func TestMetaCacheHintsOnlyOnListings(t *testing.T) {
 func TestErrorResults(t *testing.T) {
 	t.Parallel()
 	res := errorResult("read_cell", engine.Userf("Cell index 9 is out of range. Notebook has 3 cells."))
-	if !res.IsError || res.Content[0].(*sdk.TextContent).Text != "Cell index 9 is out of range. Notebook has 3 cells." {
+	if !res.IsError || res.Content[0].(*sdk.TextContent).Text != "Error executing tool read_cell: Cell index 9 is out of range. Notebook has 3 cells." {
 		t.Errorf("user error result = %#v", res.Content[0])
 	}
 	res = errorResult("read_cell", io.ErrUnexpectedEOF)
