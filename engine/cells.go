@@ -210,7 +210,9 @@ func excerpt(s string, n int) string {
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // EditCellSource replaces old with new in a cell's source (literal match;
-// exactly once unless all) and saves.
+// exactly once unless all) and saves. A replacement by the text itself is
+// checked as any edit is (found, and once unless all) and changes nothing,
+// as in the reference.
 func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref CellRef, old, new string, all bool) (NotebookInfo, SourceChange, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
@@ -218,9 +220,6 @@ func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref C
 	}
 	if old == "" {
 		return NotebookInfo{}, SourceChange{}, &EditError{Problem: EditEmptyOld}
-	}
-	if old == new {
-		return NotebookInfo{}, SourceChange{}, &EditError{Problem: EditSame}
 	}
 	var sc SourceChange
 	err = e.mutate(ctx, d, session, ref.ID == "", func(nb *notebook.Notebook) ([]NotebookEvent, error) {
@@ -235,6 +234,9 @@ func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref C
 			return nil, &EditError{Problem: EditNotFound, Index: i, CellID: c.ID, Source: excerpt(c.Source, 200)}
 		case n > 1 && !all:
 			return nil, &EditError{Problem: EditAmbiguous, Index: i, CellID: c.ID, Count: n}
+		case old == new:
+			sc = SourceChange{Cell: cellInfo(i, c), OldSource: c.Source}
+			return nil, errNoChange
 		}
 		var src string
 		if all {

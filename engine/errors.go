@@ -143,7 +143,6 @@ type EditProblem int
 // The ways a find-and-replace edit is refused.
 const (
 	EditEmptyOld  EditProblem = iota // nothing to find
-	EditSame                         // the replacement is the text itself
 	EditNotFound                     // the text is not in the cell
 	EditAmbiguous                    // the text occurs more than once
 )
@@ -163,8 +162,6 @@ func (e *EditError) Error() string {
 	switch e.Problem {
 	case EditEmptyOld:
 		return "the text to replace is empty"
-	case EditSame:
-		return "the text to replace and its replacement are the same: there is nothing to change"
 	case EditNotFound:
 		if e.Source == "" {
 			return fmt.Sprintf("the text to replace was not found: cell %d (id %q) is empty", e.Index, e.CellID)

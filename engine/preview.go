@@ -235,11 +235,8 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 
 // previewEdit checks an edit as EditCellSource would.
 func previewEdit(c *notebook.Cell, i int, req PreviewRequest) error {
-	switch {
-	case req.Old == "":
+	if req.Old == "" {
 		return &EditError{Problem: EditEmptyOld}
-	case req.Old == req.New:
-		return &EditError{Problem: EditSame}
 	}
 	switch n := strings.Count(c.Source, req.Old); {
 	case n == 0:

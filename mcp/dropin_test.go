@@ -80,3 +80,25 @@ func TestReadCellAnswersTheReferencesEntries(t *testing.T) {
 		t.Errorf("markdown: result %q", m["result"])
 	}
 }
+
+// edit_cell_source with old_string == new_string is the reference's no-op:
+// checked as any edit (the text is there, once unless replace_all), then
+// nothing changes and nothing is saved.
+func TestEditWithTheSameTextIsANoOp(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	path := h.writeNotebook("same.ipynb", "unchanged = True", "a = 1\na = 2")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "same", "notebook_path": path})
+	before := h.file(path)
+
+	text, _, res := ok(t, cs, "edit_cell_source", map[string]any{"cell_index": 0, "old_string": "unchanged = True", "new_string": "unchanged = True"})
+	if text != "Cell 0 edited successfully - no changes detected" || cellIDMeta(res) != "cell-0" {
+		t.Errorf("edit to the same text: %q %v", text, res.Meta)
+	}
+	if after := h.file(path); string(after) != string(before) {
+		t.Errorf("a no-op edit rewrote the file:\n%s", after)
+	}
+	ok(t, cs, "edit_cell_source", map[string]any{"cell_index": 1, "old_string": "a = ", "new_string": "a = ", "replace_all": true})
+	fails(t, cs, "edit_cell_source", map[string]any{"cell_index": 1, "old_string": "a = ", "new_string": "a = "}, "occurs 2 times")
+	fails(t, cs, "edit_cell_source", map[string]any{"cell_index": 0, "old_string": "absent", "new_string": "absent"}, "not found")
+}

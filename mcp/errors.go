@@ -262,8 +262,6 @@ func wordCellErrors(tool string, err error) (string, bool) {
 		switch e.Problem {
 		case engine.EditEmptyOld:
 			return "old_string is empty: pass the exact text to replace (read_cell shows the source), or use overwrite_cell_source to replace the whole cell", true
-		case engine.EditSame:
-			return "old_string and new_string are the same: there is nothing to change", true
 		case engine.EditNotFound:
 			if e.Source == "" {
 				return fmt.Sprintf("old_string was not found: cell %d (id %q) is empty; use overwrite_cell_source to give it a source", e.Index, e.CellID), true

@@ -53,7 +53,6 @@ func TestAgentText(t *testing.T) {
 
 		// Edits.
 		{"edit_cell_source", &engine.EditError{Problem: engine.EditEmptyOld}, "old_string is empty: pass the exact text to replace (read_cell shows the source), or use overwrite_cell_source to replace the whole cell"},
-		{"edit_cell_source", &engine.EditError{Problem: engine.EditSame}, "old_string and new_string are the same: there is nothing to change"},
 		{"edit_cell_source", &engine.EditError{Problem: engine.EditNotFound, Index: 1, CellID: "c"}, `old_string was not found: cell 1 (id "c") is empty; use overwrite_cell_source to give it a source`},
 		{"edit_cell_source", &engine.EditError{Problem: engine.EditNotFound, Index: 1, CellID: "c", Source: "a = 1"}, `old_string was not found in cell 1 (id "c"). Matching is literal, including whitespace and line breaks; read_cell shows the exact source, which begins: "a = 1"`},
 		{"edit_cell_source", &engine.EditError{Problem: engine.EditAmbiguous, Index: 0, CellID: "c", Count: 2}, `old_string occurs 2 times in cell 0 (id "c"); pass replace_all=true to replace every occurrence, or include more of the surrounding text so that it matches exactly once`},
