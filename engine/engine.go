@@ -378,15 +378,18 @@ const (
 
 // ExecResult is what an execution produced by the time the call returned.
 type ExecResult struct {
-	ExecID          string
-	Notebook        string // "" for execute_code
-	Cell            CellInfo
-	KernelID        string
-	SandboxName     string
-	Outputs         []notebook.Output
-	ExecutionCount  *int
-	Status          string // ok, error, aborted; running when StillRunning; died when the kernel died (KernelRestarted)
-	StillRunning    bool   // the timeout passed; outputs keep being collected into the notebook
+	ExecID         string
+	Notebook       string // "" for execute_code
+	Cell           CellInfo
+	KernelID       string
+	SandboxName    string
+	Outputs        []notebook.Output
+	ExecutionCount *int
+	Status         string // ok, error, aborted; running when StillRunning; died when the kernel died (KernelRestarted)
+	StillRunning   bool   // the timeout passed; outputs keep being collected into the notebook
+	// Timeout is how long the call waited, set when the timeout passed
+	// before the run ended.
+	Timeout         time.Duration
 	Elapsed         time.Duration
 	KernelRestarted bool // the kernel died and was replaced (kernel.auto-restart): state was lost
 }

@@ -394,7 +394,9 @@ func (e *Engine) await(ctx context.Context, x *execution, opts ExecOptions) (exe
 				// Save what arrived so far, so that the notebook shows what
 				// this call returns.
 				x.flush()
-				return x.outcome(true), nil
+				out := x.outcome(true)
+				out.Timeout = timeout
+				return out, nil
 			}
 			if progress && !now.Before(nextTick) {
 				x.mu.Lock()

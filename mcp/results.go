@@ -189,9 +189,11 @@ type renderOpts struct {
 // as ImageContent). head are text entries put before the outputs, one
 // entry each (read_cell's cell header and source): they lead content and
 // result, so that result holds the whole answer as the text does, while
-// outputs and count hold the cell's outputs only. Notes are appended to both lists, the way the reference
-// appends its "[TIMEOUT ...]" markers, so a client reading only result still
-// learns that an execution is still running.
+// outputs and count hold the cell's outputs only. Notes (a timeout, a
+// restarted kernel) follow the outputs in content and result, where the
+// reference puts its "[TIMEOUT ERROR ...]" markers, so a client reading only
+// result still learns that an execution is still running; they are not
+// outputs, so outputs and count leave them out.
 func outputs(outs []notebook.Output, loc outputLoc, o renderOpts, head []string, notes ...string) *answer {
 	list := make([]any, 0, len(outs)+len(notes))
 	content := make([]sdk.Content, 0, len(head)+len(outs)+len(notes))
@@ -215,21 +217,23 @@ func outputs(outs []notebook.Output, loc outputLoc, o renderOpts, head []string,
 		content = append(content, &sdk.TextContent{Text: text})
 	}
 	for _, n := range notes {
-		list = append(list, n)
 		content = append(content, &sdk.TextContent{Text: n})
 	}
-	if len(list) == 0 && len(head) == 0 {
+	if len(list) == 0 && len(head) == 0 && len(notes) == 0 {
 		// Text is never dropped: an execution with nothing to show still
 		// says so, or a client that reads only content sees nothing at all.
 		content = append(content, &sdk.TextContent{Text: "[No output generated]"})
 	}
 	result := list
-	if len(head) > 0 {
-		result = make([]any, 0, len(head)+len(list))
+	if len(head) > 0 || len(notes) > 0 {
+		result = make([]any, 0, len(head)+len(list)+len(notes))
 		for _, h := range head {
 			result = append(result, h)
 		}
 		result = append(result, list...)
+		for _, n := range notes {
+			result = append(result, n)
+		}
 	}
 	return &answer{
 		content: content,

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -226,15 +227,23 @@ func TestExecutionNotes(t *testing.T) {
 		list := a.structured["result"].([]any)
 		return list[len(list)-1].(string)
 	}
-	running := s.execAnswer(engine.ExecResult{Notebook: "nb", Cell: engine.CellInfo{ID: "c9"}, Outputs: out, StillRunning: true})
-	if n := last(running); !strings.Contains(n, "still running on the kernel") || !strings.Contains(n, "read_cell with cell_id 'c9'") {
+	running := s.execAnswer(engine.ExecResult{Notebook: "nb", Cell: engine.CellInfo{ID: "c9"}, Outputs: out, StillRunning: true, Timeout: time.Second, Elapsed: 1100 * time.Millisecond})
+	if n := last(running); !strings.HasPrefix(n, "[TIMEOUT ERROR: Execution exceeded 1 seconds and is still running on the kernel.") || !strings.Contains(n, "read_cell with cell_id 'c9'") {
 		t.Errorf("timeout note = %q", n)
+	}
+	// The note follows the outputs in result and content, but it is not an
+	// output: outputs and count hold the cell's one output.
+	if o, _ := running.structured["outputs"].([]any); len(o) != 1 || o[0] != "partial\n" || running.structured["count"] != 1 {
+		t.Errorf("timeout answer counts its note as an output: outputs %v count %v", running.structured["outputs"], running.structured["count"])
+	}
+	if r, _ := running.structured["result"].([]any); len(r) != 2 || len(running.content) != 2 {
+		t.Errorf("timeout answer: result %v, %d content entries", running.structured["result"], len(running.content))
 	}
 	if running.cellID != "c9" || running.notebook != "nb" {
 		t.Errorf("timeout answer lost the cell: %+v", running)
 	}
-	code := s.execAnswer(engine.ExecResult{Outputs: out, StillRunning: true})
-	if n := last(code); !strings.Contains(n, "still running") || strings.Contains(n, "read_cell") {
+	code := s.execAnswer(engine.ExecResult{Outputs: out, StillRunning: true, Timeout: 2 * time.Second})
+	if n := last(code); !strings.HasPrefix(n, "[TIMEOUT ERROR: IPython execution exceeded 2 seconds and is still running") || strings.Contains(n, "read_cell") {
 		t.Errorf("execute_code timeout note = %q", n)
 	}
 	restarted := s.execAnswer(engine.ExecResult{Notebook: "nb", Cell: engine.CellInfo{ID: "c1"}, KernelRestarted: true})
