@@ -281,7 +281,7 @@ func testUseNotebook(t *testing.T, f *fixture) {
 		t.Errorf("ModeError.Mode = %q, want open", m.Mode)
 	}
 	_, err = e.UseNotebook(ctx, "s1", "x", f.path("x.ipynb"), "create", "no-such-kernel")
-	wantUserError(t, err, "no kernel with id")
+	wantUserError(t, err, "not found on the Jupyter server")
 	if _, err := os.Stat(f.srv.Path(f.path("x.ipynb"))); !os.IsNotExist(err) {
 		t.Errorf("a failed create left the file behind: %v", err)
 	}

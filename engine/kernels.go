@@ -250,13 +250,22 @@ func (e *Engine) ListKernels(ctx context.Context) ([]KernelInfo, error) {
 	return infos, nil
 }
 
+// Restarted is the answer of RestartNotebook: the notebook, on its kernel.
+// Replaced is the id of the kernel it had when that kernel no longer
+// existed (the Jupyter server restarted, or someone shut it down) and a new
+// one was started in its place; empty when the kernel itself restarted.
+type Restarted struct {
+	NotebookInfo
+	Replaced string
+}
+
 // RestartNotebook restarts the notebook's kernel. Its state is lost; the
 // channel stays open (the kernel keeps its id) and executions running on it
 // end with the kernel-died error.
-func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (NotebookInfo, error) {
+func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Restarted, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
-		return NotebookInfo{}, err
+		return Restarted{}, err
 	}
 	// Our own restart is no loss; the one it follows is over.
 	conn := d.kernel.conn
@@ -268,7 +277,7 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 		// new process is the fresh kernel asked for, and a restart
 		// request crossing it can leave the kernel dead for good.
 		if e.awaitRestarter(ctx, d) {
-			return e.info(d, session), nil
+			return Restarted{NotebookInfo: e.info(d, session)}, nil
 		}
 	}
 	if _, err := e.restartKernel(ctx, d.client, d.kernel); err != nil {
@@ -281,9 +290,13 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 			}
 		}
 		if jupyter.IsNotFound(err) {
-			return e.replaceLostKernel(ctx, session, d)
+			info, err := e.replaceLostKernel(ctx, session, d)
+			if err != nil {
+				return Restarted{}, err
+			}
+			return Restarted{NotebookInfo: info, Replaced: d.kernel.id}, nil
 		}
-		return NotebookInfo{}, err
+		return Restarted{}, err
 	}
 	// What was running died with the old process. A server without its
 	// own autorestart says nothing of it on the channel, so the runs are
@@ -298,9 +311,9 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 		x.abandon(jupyter.ErrKernelDied)
 	}
 	if err := waitKernelReady(ctx, d.kernel.conn); err != nil {
-		return NotebookInfo{}, err
+		return Restarted{}, err
 	}
-	return e.info(d, session), nil
+	return Restarted{NotebookInfo: e.info(d, session)}, nil
 }
 
 // replaceLostKernel gives a notebook whose kernel no longer exists (the

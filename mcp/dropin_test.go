@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -101,4 +104,52 @@ func TestEditWithTheSameTextIsANoOp(t *testing.T) {
 	ok(t, cs, "edit_cell_source", map[string]any{"cell_index": 1, "old_string": "a = ", "new_string": "a = ", "replace_all": true})
 	fails(t, cs, "edit_cell_source", map[string]any{"cell_index": 1, "old_string": "a = ", "new_string": "a = "}, "occurs 2 times")
 	fails(t, cs, "edit_cell_source", map[string]any{"cell_index": 0, "old_string": "absent", "new_string": "absent"}, "not found")
+}
+
+// notebookKernel is the kernel list_notebooks shows for a notebook.
+func notebookKernel(t *testing.T, cs *sdk.ClientSession, name string) string {
+	t.Helper()
+	_, m, _ := ok(t, cs, "list_notebooks", nil)
+	items, _ := m["items"].([]any)
+	for _, it := range items {
+		if row, _ := it.(map[string]any); row["Name"] == name {
+			id, _ := row["Kernel_ID"].(string)
+			return id
+		}
+	}
+	t.Fatalf("list_notebooks has no %q: %v", name, m)
+	return ""
+}
+
+// restart_notebook on a kernel removed from outside starts a new one and
+// says so with its id, in the reference's words ("reprovisioned"); a live
+// kernel restarts in place.
+func TestRestartAfterTheKernelWasRemovedNamesTheNewOne(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	path := h.writeNotebook("gone.ipynb", "x = 1")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "gone", "notebook_path": path})
+	live := notebookKernel(t, cs, "gone")
+	text, _, _ := ok(t, cs, "restart_notebook", map[string]any{"notebook_name": "gone"})
+	if !strings.Contains(text, "kernel restarted successfully") || notebookKernel(t, cs, "gone") != live {
+		t.Errorf("restart of a live kernel: %q", text)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.srv.Client().ShutdownKernel(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	text, _, _ = ok(t, cs, "restart_notebook", map[string]any{"notebook_name": "gone"})
+	now := notebookKernel(t, cs, "gone")
+	if now == live || now == "" {
+		t.Fatalf("the notebook is still on kernel %s", now)
+	}
+	if !strings.Contains(text, "reprovisioned") || !strings.Contains(text, "new kernel '"+now+"'") || !strings.Contains(text, live) {
+		t.Errorf("restart after the kernel was removed: %q (new kernel %s, old %s)", text, now, live)
+	}
+	_, m, _ := ok(t, cs, "execute_code", map[string]any{"code": "print('on the new one')"})
+	if outs, _ := m["outputs"].([]any); len(outs) != 1 || outs[0] != "on the new one\n" {
+		t.Errorf("after the restart: %v", m["outputs"])
+	}
 }

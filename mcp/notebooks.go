@@ -80,6 +80,11 @@ func (s *Server) restartNotebook(ctx context.Context, c *call, in restartIn) (*a
 	if err != nil {
 		return nil, err
 	}
+	if nb.Replaced != "" {
+		// The reference's words for it, with both ids.
+		return message(fmt.Sprintf("Notebook '%s' kernel was no longer available and has been reprovisioned (new kernel '%s'; the old one, %s, no longer exists on the Jupyter server). Memory state and imported packages have been cleared; re-run the cells you need.",
+			nb.Name, nb.KernelID, nb.Replaced)).withNotebook(nb.Name), nil
+	}
 	return message(fmt.Sprintf("Notebook '%s' kernel restarted successfully. Memory state and imported packages have been cleared; re-run the cells you need.", nb.Name)).withNotebook(nb.Name), nil
 }
 
