@@ -235,10 +235,7 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	kernels := e.kernels
 	e.kernels = map[string]*kernelEntry{}
-	docs := make([]*document, 0, len(e.docs))
-	for _, d := range e.docs {
-		docs = append(docs, d)
-	}
+	docs := e.documentsLocked()
 	e.mu.Unlock()
 	stopWatching(docs...)
 	// Closing a channel fails the runs on it with ErrDisconnected; their

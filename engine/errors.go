@@ -253,15 +253,6 @@ func (e *NameInUseError) Error() string {
 
 func (*NameInUseError) CallerCanFix() bool { return true }
 
-// PathInUseError: the path is already open under another notebook name.
-type PathInUseError struct{ Path, Notebook string }
-
-func (e *PathInUseError) Error() string {
-	return fmt.Sprintf("%q is already in use as notebook %q", e.Path, e.Notebook)
-}
-
-func (*PathInUseError) CallerCanFix() bool { return true }
-
 // KernelMismatchError: the notebook is in use on Kernel; the call asked for
 // Want.
 type KernelMismatchError struct{ Notebook, Kernel, Want string }

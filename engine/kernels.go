@@ -222,8 +222,8 @@ func (e *Engine) ListKernels(ctx context.Context) ([]KernelInfo, error) {
 	}
 	onKernel := map[string][]string{}
 	e.mu.RLock()
-	for _, d := range e.docs {
-		onKernel[d.kernel.id] = append(onKernel[d.kernel.id], d.name)
+	for n, d := range e.docs {
+		onKernel[d.kernel.id] = append(onKernel[d.kernel.id], n)
 	}
 	e.mu.RUnlock()
 	infos := make([]KernelInfo, 0, len(ks))
@@ -319,7 +319,7 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Res
 // replaceLostKernel gives a notebook whose kernel no longer exists (the
 // Jupyter server restarted, or someone shut the kernel down) a fresh one:
 // what restart_notebook promises. The notebook is released and used again
-// under the same name and path, and every session keeps the current
+// under the same names and path, and every session keeps the current
 // notebook it had.
 func (e *Engine) replaceLostKernel(ctx context.Context, session string, d *document) (NotebookInfo, error) {
 	e.mu.Lock()
@@ -327,14 +327,27 @@ func (e *Engine) replaceLostKernel(ctx context.Context, session string, d *docum
 	for s, n := range e.current {
 		had[s] = n
 	}
+	names := e.namesLocked(d)
 	e.mu.Unlock()
-	// Nobody is told: every session keeps its current notebook below.
-	if _, err := e.unuse(session, d.name, false); err != nil {
-		return NotebookInfo{}, err
+	if len(names) == 0 {
+		return NotebookInfo{}, &NoNotebookError{Name: d.name}
 	}
-	info, err := e.UseNotebook(ctx, session, d.name, d.path, modeConnect, "")
-	if err != nil {
-		return NotebookInfo{}, fmt.Errorf("the kernel %s of notebook %q no longer exists, and starting a new one failed: %w", d.kernel.id, d.name, err)
+	// Nobody is told: every session keeps its current notebook below. The
+	// last name released lets the lost kernel go.
+	for _, n := range names {
+		if _, err := e.unuse(session, n, false); err != nil {
+			return NotebookInfo{}, err
+		}
+	}
+	var info NotebookInfo
+	for i, n := range names {
+		in, err := e.UseNotebook(ctx, session, n, d.path, modeConnect, "")
+		if err != nil {
+			return NotebookInfo{}, fmt.Errorf("the kernel %s of notebook %q no longer exists, and starting a new one failed: %w", d.kernel.id, n, err)
+		}
+		if i == 0 {
+			info = in
+		}
 	}
 	e.mu.Lock()
 	delete(e.current, session)

@@ -84,7 +84,10 @@ func (e *Engine) Undo(ctx context.Context, callID string) (UndoResult, error) {
 	if undoneBy != nil {
 		return UndoResult{}, Userf("%s of %s was already undone at %s; undo that undo to bring it back", first.tool, clock(first.at), clock(undoneBy.call.at))
 	}
-	if cur, err := e.lookup("", d.name); err != nil || cur != d {
+	e.mu.RLock()
+	inUse := len(e.namesLocked(d)) > 0
+	e.mu.RUnlock()
+	if !inUse {
 		return UndoResult{}, Userf("notebook %q is no longer in use; nothing was undone", d.name)
 	}
 	id := &callIdentity{

@@ -135,6 +135,9 @@ func TestRestartAfterTheKernelWasRemovedNamesTheNewOne(t *testing.T) {
 		t.Errorf("restart of a live kernel: %q", text)
 	}
 
+	// A second name of the notebook follows it to the new kernel.
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "gone2", "notebook_path": path})
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "gone", "notebook_path": path})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := h.srv.Client().ShutdownKernel(ctx, live); err != nil {
@@ -145,11 +148,74 @@ func TestRestartAfterTheKernelWasRemovedNamesTheNewOne(t *testing.T) {
 	if now == live || now == "" {
 		t.Fatalf("the notebook is still on kernel %s", now)
 	}
+	if also := notebookKernel(t, cs, "gone2"); also != now {
+		t.Errorf("its second name is on kernel %s, not the new %s", also, now)
+	}
 	if !strings.Contains(text, "reprovisioned") || !strings.Contains(text, "new kernel '"+now+"'") || !strings.Contains(text, live) {
 		t.Errorf("restart after the kernel was removed: %q (new kernel %s, old %s)", text, now, live)
 	}
 	_, m, _ := ok(t, cs, "execute_code", map[string]any{"code": "print('on the new one')"})
 	if outs, _ := m["outputs"].([]any); len(outs) != 1 || outs[0] != "on the new one\n" {
 		t.Errorf("after the restart: %v", m["outputs"])
+	}
+}
+
+// A path already in use opens under a second name, as in the reference: the
+// two names are one notebook (an edit through one is read through the
+// other, on the same kernel), use_notebook says "Reactivating" when it makes
+// a name in use current again, and each name is released on its own.
+func TestASecondNameForAPathInUse(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	path := h.writeNotebook("shared.ipynb", "#md # Shared")
+	other := h.writeNotebook("other.ipynb", "#md # Other")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "default", "notebook_path": path})
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "a", "notebook_path": other})
+
+	text, _, _ := ok(t, cs, "use_notebook", map[string]any{"notebook_name": "b", "notebook_path": path})
+	if !strings.Contains(text, "Successfully activate notebook 'b'") || !strings.Contains(text, "also in use as 'default'") {
+		t.Errorf("second name: %q", text)
+	}
+	if notebookKernel(t, cs, "b") != notebookKernel(t, cs, "default") {
+		t.Errorf("the two names of one notebook are on two kernels")
+	}
+	ok(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "print('via b')"})
+	_, m, _ := ok(t, cs, "read_cell", map[string]any{"cell_index": 1, "notebook_name": "default"})
+	if r, _ := m["result"].([]any); len(r) < 2 || r[1] != "print('via b')" {
+		t.Errorf("an insert through 'b' read through 'default': %v", m["result"])
+	}
+	_, m, _ = ok(t, cs, "list_notebooks", nil)
+	current := map[string]string{}
+	for _, it := range m["items"].([]any) {
+		row := it.(map[string]any)
+		current[row["Name"].(string)] = row["Activate"].(string)
+	}
+	if len(current) != 3 || current["b"] != "✓" || current["default"] != "" || current["a"] != "" {
+		t.Errorf("list_notebooks: %v", current)
+	}
+
+	text, _, _ = ok(t, cs, "use_notebook", map[string]any{"notebook_name": "a", "notebook_path": other})
+	if !strings.Contains(text, "[INFO] Reactivating notebook 'a' and deactivating 'b'.") {
+		t.Errorf("reactivating: %q", text)
+	}
+	fails(t, cs, "use_notebook", map[string]any{"notebook_name": "c", "notebook_path": path, "mode": "create"}, "already exists")
+
+	// Releasing one name leaves the notebook, and its kernel, to the other.
+	kernel := notebookKernel(t, cs, "default")
+	text, _, _ = ok(t, cs, "unuse_notebook", map[string]any{"notebook_name": "default"})
+	if !strings.Contains(text, "Notebook 'default' unused successfully") || !strings.Contains(text, "still in use as 'b'") {
+		t.Errorf("unuse of one name: %q", text)
+	}
+	if notebookKernel(t, cs, "b") != kernel {
+		t.Errorf("releasing 'default' changed the kernel of 'b'")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := h.srv.Client().GetKernel(ctx, kernel); err != nil {
+		t.Errorf("the kernel of 'b' after 'default' went: %v", err)
+	}
+	text, _, _ = ok(t, cs, "unuse_notebook", map[string]any{"notebook_name": "b"})
+	if !strings.Contains(text, "shut down") {
+		t.Errorf("unuse of the last name: %q", text)
 	}
 }

@@ -134,9 +134,6 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 	if e, ok := as[*engine.NameInUseError](err); ok {
 		return fmt.Sprintf("the name %q is already in use for %q; call unuse_notebook %q first, or choose another name for %q", e.Name, e.Path, e.Name, e.Want), true
 	}
-	if e, ok := as[*engine.PathInUseError](err); ok {
-		return fmt.Sprintf("%q is already in use as notebook %q; pass notebook_name %q (or call use_notebook with that name to make it current)", e.Path, e.Notebook, e.Notebook), true
-	}
 	if e, ok := as[*engine.KernelMismatchError](err); ok {
 		return fmt.Sprintf("notebook %q is already in use on kernel %s; to move it to kernel %s, call unuse_notebook %q and then use_notebook with that kernel_id", e.Notebook, e.Kernel, e.Want, e.Notebook), true
 	}

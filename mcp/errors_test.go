@@ -69,7 +69,6 @@ func TestAgentText(t *testing.T) {
 		{"use_notebook", &engine.NoFileError{Path: "a.ipynb"}, `"a.ipynb" not found on the Jupyter server; check the path with list_files, or pass mode "create" to create a new notebook there`},
 		{"list_files", &engine.NoFileError{Path: "data"}, `there is no file or directory "data" on the Jupyter server; list_files with an empty path lists the root`},
 		{"use_notebook", &engine.NameInUseError{Name: "nb", Path: "a.ipynb", Want: "b.ipynb"}, `the name "nb" is already in use for "a.ipynb"; call unuse_notebook "nb" first, or choose another name for "b.ipynb"`},
-		{"use_notebook", &engine.PathInUseError{Path: "a.ipynb", Notebook: "nb"}, `"a.ipynb" is already in use as notebook "nb"; pass notebook_name "nb" (or call use_notebook with that name to make it current)`},
 		{"use_notebook", &engine.KernelMismatchError{Notebook: "nb", Kernel: "k1", Want: "k2"}, `notebook "nb" is already in use on kernel k1; to move it to kernel k2, call unuse_notebook "nb" and then use_notebook with that kernel_id`},
 		{"use_notebook", &engine.ServerSwitchedError{Path: "a.ipynb"}, `the Jupyter server was switched while "a.ipynb" was being opened; call use_notebook again`},
 		{"overwrite_cell_source", &engine.NotebookReloadedError{Notebook: "nb"}, `notebook "nb" was changed on disk by someone else and has been reloaded; cell indices may have moved, so nothing was changed. Read it again (read_notebook) and retry, or address the cell by cell_id`},

@@ -24,11 +24,28 @@ func patchUseNotebook(p patcher) {
 }
 
 func (s *Server) useNotebook(ctx context.Context, c *call, in useNotebookIn) (*answer, error) {
+	// What was current, and whether this name was in use already, for the
+	// reference's "Reactivating" line.
+	var previous string
+	if cur, err := s.e.Notebook(c.session, ""); err == nil {
+		previous = cur.Name
+	}
+	_, err := s.e.Notebook(c.session, in.NotebookName)
+	reused := err == nil
 	nb, err := s.e.UseNotebook(ctx, c.session, in.NotebookName, in.NotebookPath, in.Mode, deref(in.KernelID))
 	if err != nil {
 		return nil, err
 	}
-	return message(textUseNotebook(nb, in.Mode)).withNotebook(nb.Name), nil
+	var also []string
+	for _, o := range s.e.ListNotebooks(c.session) {
+		if o.Path == nb.Path && o.Name != nb.Name {
+			also = append(also, o.Name)
+		}
+	}
+	if !reused || previous == nb.Name {
+		previous = ""
+	}
+	return message(textUseNotebook(nb, in.Mode, previous, also)).withNotebook(nb.Name), nil
 }
 
 type notebookNameIn struct {

@@ -12,8 +12,17 @@ import (
 // written against it; where our engine knows more (cell ids), it is added
 // without moving what was there.
 
-func textUseNotebook(nb engine.NotebookInfo, mode string) string {
+// textUseNotebook is use_notebook's answer. reactivated is the notebook the
+// session had current when this call made a notebook already in use current
+// again (the reference says so); also are the other names of the same file.
+func textUseNotebook(nb engine.NotebookInfo, mode, reactivated string, also []string) string {
 	var b strings.Builder
+	if reactivated != "" {
+		fmt.Fprintf(&b, "[INFO] Reactivating notebook '%s' and deactivating '%s'.\n", nb.Name, reactivated)
+	}
+	if len(also) > 0 {
+		fmt.Fprintf(&b, "[INFO] '%s' is also in use as %s: the names are one notebook (the same cells and the same kernel).\n", nb.Path, quotedList(also))
+	}
 	if nb.KernelID != "" {
 		fmt.Fprintf(&b, "[INFO] Connected to kernel '%s'.\n", nb.KernelID)
 	}
@@ -23,6 +32,18 @@ func textUseNotebook(nb engine.NotebookInfo, mode string) string {
 	fmt.Fprintf(&b, "[INFO] Successfully activate notebook '%s'.\n", nb.Name)
 	fmt.Fprintf(&b, "\nNotebook has %d cells. Use read_notebook with notebook_name '%s' to see them.", nb.Cells, nb.Name)
 	return b.String()
+}
+
+// quotedList is 'a', 'b' and 'c'.
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
 // execCount is how the reference shows an execution count.
