@@ -90,6 +90,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		KeepKernels:     cfg.KeepKernels,
 		SerialSaves:     os.Getenv(serialSavesEnv) == "1",
 		WatchInterval:   cfg.WatchInterval,
+		CreatedHeading:  mcp.CreatedNotebookHeading,
 		Logger:          logger,
 	})
 	if err != nil {

@@ -229,6 +229,9 @@ func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mo
 			return nil, time.Time{}, false, err
 		}
 		nb := notebook.New()
+		if e.cfg.CreatedHeading != "" {
+			nb.Cells = append(nb.Cells, nb.NewCell(notebook.Markdown, e.cfg.CreatedHeading))
+		}
 		data, err := nb.Marshal()
 		if err != nil {
 			return nil, time.Time{}, false, err

@@ -59,6 +59,12 @@ type Config struct {
 	// together (groupcommit.go). It is the baseline of make bench.
 	SerialSaves bool
 
+	// CreatedHeading, when set, is the text of the one markdown cell a
+	// notebook created by UseNotebook starts with (the reference's
+	// skeleton, which its clients count on); empty: created notebooks are
+	// empty.
+	CreatedHeading string
+
 	// WatchInterval is how often each notebook in use is checked for
 	// changes made elsewhere (watch.go); 0 turns the polling off (the
 	// check before every call remains).

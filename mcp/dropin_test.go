@@ -10,6 +10,10 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
+	testharness "github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // Answers as the reference's own clients read them (issue 25: a client
@@ -217,5 +221,44 @@ func TestASecondNameForAPathInUse(t *testing.T) {
 	text, _, _ = ok(t, cs, "unuse_notebook", map[string]any{"notebook_name": "b"})
 	if !strings.Contains(text, "shut down") {
 		t.Errorf("unuse of the last name: %q", text)
+	}
+}
+
+// A notebook use_notebook creates starts, as the reference's does, with
+// one markdown cell (when main configures the engine so): its clients read
+// cell 0 and insert at 1.
+func TestACreatedNotebookStartsAsTheReferences(t *testing.T) {
+	srv := jupytertest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := engine.New(ctx, engine.Config{JupyterURL: srv.URL, JupyterToken: srv.Token, CreatedHeading: CreatedNotebookHeading, Logger: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := New(e, Options{Version: "test", Logger: testLog(t)})
+	cs, ss, err := testharness.ConnectInMemory(context.Background(), s.SDK(), "test-client", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); ss.Wait() }()
+	path := srv.Subdir(t) + "/made.ipynb"
+	text, _, _ := ok(t, cs, "use_notebook", map[string]any{"notebook_name": "made", "notebook_path": path, "mode": "create"})
+	if !strings.Contains(text, "Notebook has 1 cells") {
+		t.Errorf("use_notebook create: %q", text)
+	}
+	_, m, _ := ok(t, cs, "read_cell", map[string]any{"cell_index": 0})
+	if r, _ := m["result"].([]any); len(r) != 2 || !strings.Contains(r[0].(string), "type: markdown") || r[1] != CreatedNotebookHeading {
+		t.Errorf("cell 0 of a created notebook: %v", m["result"])
+	}
+	ok(t, cs, "insert_cell", map[string]any{"cell_index": 1, "cell_type": "code", "cell_source": "x = 1"})
+	var file struct {
+		Cells []struct {
+			Type string `json:"cell_type"`
+		} `json:"cells"`
+	}
+	raw, err := os.ReadFile(srv.Path(path))
+	if err != nil || json.Unmarshal(raw, &file) != nil || len(file.Cells) != 2 || file.Cells[0].Type != "markdown" {
+		t.Errorf("the created file: %s (%v)", raw, err)
 	}
 }

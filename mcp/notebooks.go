@@ -9,6 +9,11 @@ import (
 
 // Notebook tools: use, unuse, list, read, restart.
 
+// CreatedNotebookHeading is the one markdown cell of a notebook use_notebook
+// creates, in the reference's words (engine.Config.CreatedHeading): its
+// clients count on a new notebook having a cell 0, and insert at 1.
+const CreatedNotebookHeading = "New Notebook Created by Jupyter MCP Server"
+
 type useNotebookIn struct {
 	NotebookName string  `json:"notebook_name" jsonschema:"Unique identifier for the notebook"`
 	NotebookPath string  `json:"notebook_path" jsonschema:"Path to the notebook file, relative to the Jupyter server root (e.g. 'notebook.ipynb')"`
