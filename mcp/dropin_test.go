@@ -262,3 +262,34 @@ func TestACreatedNotebookStartsAsTheReferences(t *testing.T) {
 		t.Errorf("the created file: %s (%v)", raw, err)
 	}
 }
+
+// list_kernels shows a kernel whose run outlived its call as busy, and idle
+// once the run ends, as the reference's orphaned-timeout tests expect: the
+// state comes from our own channel to the kernel when we have one.
+func TestListKernelsShowsARunThatOutlivedItsCall(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	path := h.writeNotebook("busy.ipynb", "import time; time.sleep(3)")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "busy", "notebook_path": path})
+	kernel := notebookKernel(t, cs, "busy")
+	state := func() string {
+		_, m, _ := ok(t, cs, "list_kernels", nil)
+		for _, it := range m["items"].([]any) {
+			if row := it.(map[string]any); row["ID"] == kernel {
+				return row["State"].(string)
+			}
+		}
+		return "missing"
+	}
+	ok(t, cs, "execute_cell", map[string]any{"cell_index": 0, "timeout": 1})
+	if s := state(); s != "busy" {
+		t.Errorf("right after the call timed out the kernel is %q, want busy", s)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for state() != "idle" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the kernel never went back to idle: %q", state())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
