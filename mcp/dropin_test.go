@@ -293,3 +293,37 @@ func TestListKernelsShowsARunThatOutlivedItsCall(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// The cache fields the SDK puts at the top of results: a notebook's
+// contents, a cell, the notebooks in use and capabilities:// are private
+// and stale at once; the tool list is the same for everyone.
+func TestNotebookContentIsPrivateToCaches(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	path := h.writeNotebook("cache.ipynb", "x = 1")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "cache", "notebook_path": path})
+	ctx := context.Background()
+	for _, uri := range []string{"notebook://cache", "notebook://cache/cells/cell-0", "capabilities://"} {
+		r, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		if r.CacheScope != "private" || r.TTLMs != 0 {
+			t.Errorf("%s: cacheScope %q ttlMs %d, want private, 0", uri, r.CacheScope, r.TTLMs)
+		}
+	}
+	rl, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rl.CacheScope != "private" {
+		t.Errorf("resources/list: cacheScope %q, want private", rl.CacheScope)
+	}
+	tl, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl.CacheScope != "public" || tl.TTLMs != 0 {
+		t.Errorf("tools/list: cacheScope %q ttlMs %d", tl.CacheScope, tl.TTLMs)
+	}
+}

@@ -108,6 +108,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   s.subscribeResource,
 		UnsubscribeHandler: s.unsubscribeResource,
+		SetCacheable:       setCacheable,
 	})
 	for _, d := range allTools() {
 		r, err := d.output.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
@@ -202,6 +203,22 @@ func (s *Server) sessionID(ss *sdk.ServerSession) string {
 		s.e.SessionClosed(id)
 	}()
 	return id
+}
+
+// setCacheable settles the cache fields the SDK puts at the top level of
+// results (ttlMs, cacheScope), which it would send as "public" with ttlMs 0
+// for everything. A notebook's contents, its cells and outputs, the list of
+// notebooks in use and capabilities:// are one user's and change at any
+// moment: private, stale at once. What is the same for every client of
+// this server (the tool, prompt and template lists, server/discover) stays
+// public; a list_changed notification says when it moves, so it too is
+// given no time to live. The tool results' own hints (_meta, the three
+// listings) are toResult's.
+func setCacheable(_ context.Context, req sdk.Request, c *sdk.Cacheable) {
+	switch req.(type) {
+	case *sdk.ReadResourceRequest, *sdk.ListResourcesRequest:
+		c.CacheScope, c.TTLMs = "private", 0
+	}
 }
 
 // render returns the output rendering options. The bound on an output's
