@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -325,5 +326,32 @@ func TestNotebookContentIsPrivateToCaches(t *testing.T) {
 	}
 	if tl.CacheScope != "public" || tl.TTLMs != 0 {
 		t.Errorf("tools/list: cacheScope %q ttlMs %d", tl.CacheScope, tl.TTLMs)
+	}
+}
+
+// Every tool carries a top-level title and an icon, which GUI hosts show
+// (the annotations' title is kept for older hosts), and so does the server.
+func TestToolsHaveTitlesAndIcons(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Title == "" || tool.Annotations == nil || tool.Annotations.Title != tool.Title {
+			t.Errorf("%s: title %q, annotations' %v", tool.Name, tool.Title, tool.Annotations)
+		}
+		if len(tool.Icons) != 1 || tool.Icons[0].MIMEType != "image/svg+xml" || !strings.HasPrefix(tool.Icons[0].Source, "data:image/svg+xml;base64,") {
+			t.Errorf("%s: icons %+v", tool.Name, tool.Icons)
+			continue
+		}
+		svg, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(tool.Icons[0].Source, "data:image/svg+xml;base64,"))
+		if err != nil || !strings.HasPrefix(string(svg), "<svg xmlns=") {
+			t.Errorf("%s: icon %q (%v)", tool.Name, svg, err)
+		}
+	}
+	if info := cs.InitializeResult().ServerInfo; len(info.Icons) != 1 {
+		t.Errorf("server icons %+v", info.Icons)
 	}
 }

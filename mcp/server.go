@@ -99,6 +99,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		Name:    "Jupyter MCP Server",
 		Title:   "Jupyter MCP Server",
 		Version: opts.Version,
+		Icons:   svgIcon(iconJupyter),
 	}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Logger:       log,
