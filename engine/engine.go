@@ -87,6 +87,11 @@ type Capability struct {
 const (
 	CapKernelAutoRestart = "kernel.auto-restart"
 	CapImages            = "outputs.images"
+	// CapInterruptOnTimeout interrupts a kernel whose run outlasts the
+	// call's timeout, as the reference does, and returns what the run
+	// produced, the KeyboardInterrupt included. Off, the run goes on and
+	// its outputs keep being saved into the notebook.
+	CapInterruptOnTimeout = "execution.interrupt-on-timeout"
 )
 
 // UserError is a problem the caller can fix that has no type of its own in
@@ -391,8 +396,11 @@ type ExecResult struct {
 	Status         string // ok, error, aborted; running when StillRunning; died when the kernel died (KernelRestarted)
 	StillRunning   bool   // the timeout passed; outputs keep being collected into the notebook
 	// Timeout is how long the call waited, set when the timeout passed
-	// before the run ended.
+	// before the run ended. Interrupted says the kernel was interrupted
+	// then (Config.InterruptOnTimeout); StillRunning stays set when it had
+	// not stopped within a few seconds of that.
 	Timeout         time.Duration
+	Interrupted     bool
 	Elapsed         time.Duration
 	KernelRestarted bool // the kernel died and was replaced (kernel.auto-restart): state was lost
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -353,5 +354,62 @@ func TestToolsHaveTitlesAndIcons(t *testing.T) {
 	}
 	if info := cs.InitializeResult().ServerInfo; len(info.Icons) != 1 {
 		t.Errorf("server icons %+v", info.Icons)
+	}
+}
+
+// With execution.interrupt-on-timeout (--interrupt-on-timeout), a run that
+// outlasts its call's timeout is interrupted, as the reference does: the
+// answer ends with the reference's marker, the KeyboardInterrupt is among
+// the outputs (text is never dropped), the kernel is free at once, and the
+// notebook holds what the run produced.
+func TestInterruptOnTimeout(t *testing.T) {
+	srv := jupytertest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := engine.New(ctx, engine.Config{JupyterURL: srv.URL, JupyterToken: srv.Token, Logger: testLog(t),
+		Capabilities: []engine.Capability{{Name: engine.CapInterruptOnTimeout, Enabled: true, Source: "flag"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := New(e, Options{Version: "test", Logger: testLog(t)})
+	cs, ss, err := testharness.ConnectInMemory(context.Background(), s.SDK(), "test-client", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); ss.Wait() }()
+	h := &harness{t: t, srv: srv, e: e, s: s, dir: srv.Subdir(t)}
+	path := h.writeNotebook("slow.ipynb", "import time\nprint('start', flush=True)\ntime.sleep(60)")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "slow", "notebook_path": path})
+
+	start := time.Now()
+	_, m, _ := ok(t, cs, "execute_cell", map[string]any{"cell_index": 0, "timeout": 1})
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the interrupted run took %v", took)
+	}
+	r, _ := m["result"].([]any)
+	outs, _ := m["outputs"].([]any)
+	if len(r) == 0 || r[len(r)-1] != "[TIMEOUT ERROR: Execution exceeded 1 seconds and was interrupted]" {
+		t.Errorf("result %q", r)
+	}
+	if len(outs) != 2 || outs[0] != "start\n" || !strings.Contains(fmt.Sprint(outs[1]), "KeyboardInterrupt") || m["count"] != float64(2) {
+		t.Errorf("outputs %q count %v, want start and the KeyboardInterrupt", outs, m["count"])
+	}
+	if file := string(h.file(path)); !strings.Contains(file, "KeyboardInterrupt") || !strings.Contains(file, "start") {
+		t.Errorf("the notebook does not hold the interrupted run:\n%s", file)
+	}
+
+	_, m, _ = ok(t, cs, "execute_code", map[string]any{"code": "import time; time.sleep(60)", "timeout": 1})
+	if r, _ := m["result"].([]any); len(r) == 0 || r[len(r)-1] != "[TIMEOUT ERROR: IPython execution exceeded 1 seconds and was interrupted]" {
+		t.Errorf("execute_code result %q", r)
+	}
+	start = time.Now()
+	_, m, _ = ok(t, cs, "execute_code", map[string]any{"code": "print('next')", "timeout": 30})
+	if outs, _ := m["outputs"].([]any); len(outs) != 1 || outs[0] != "next\n" || time.Since(start) > 10*time.Second {
+		t.Errorf("after the interrupt: %q in %v", m["outputs"], time.Since(start))
+	}
+	rr, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "capabilities://"})
+	if err != nil || !strings.Contains(rr.Contents[0].Text, engine.CapInterruptOnTimeout) {
+		t.Errorf("capabilities:// does not list %s: %v", engine.CapInterruptOnTimeout, err)
 	}
 }

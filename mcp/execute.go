@@ -176,15 +176,27 @@ func progressMessage(p engine.ExecProgress) string {
 	return msg
 }
 
-// timeoutNote says that the call stopped waiting and the run goes on. It
-// starts as the reference's markers do ("[TIMEOUT ERROR: Execution exceeded
-// N seconds"), which its clients look for, and says where the rest goes.
+// timeoutNote says that the call stopped waiting and the run goes on, or
+// that it was interrupted (execution.interrupt-on-timeout). It starts as the
+// reference's markers do ("[TIMEOUT ERROR: Execution exceeded N seconds"),
+// which its clients look for; an interrupted run gets the reference's
+// marker itself.
 func timeoutNote(res engine.ExecResult) string {
 	wait := res.Timeout
 	if wait == 0 {
 		wait = res.Elapsed
 	}
 	secs := int(wait.Round(time.Second) / time.Second)
+	what := "Execution"
+	if res.Notebook == "" {
+		what = "IPython execution"
+	}
+	switch {
+	case res.Interrupted && !res.StillRunning:
+		return fmt.Sprintf("[TIMEOUT ERROR: %s exceeded %d seconds and was interrupted]", what, secs)
+	case res.Interrupted:
+		return fmt.Sprintf("[TIMEOUT ERROR: %s exceeded %d seconds; the kernel was interrupted but the run has not stopped yet. Interrupt it again from the workbench, or restart_notebook to stop it.]", what, secs)
+	}
 	where := "on the kernel"
 	if res.SandboxName != "" {
 		where = fmt.Sprintf("on sandbox '%s'", res.SandboxName)
@@ -205,7 +217,7 @@ func (s *Server) execAnswer(res engine.ExecResult) *answer {
 	if res.KernelRestarted {
 		notes = append(notes, "[KERNEL RESTARTED: the kernel died and was replaced by a new one; all state (variables, imports, loaded data) was lost. Re-run the cells this code depends on.]")
 	}
-	if res.StillRunning {
+	if res.StillRunning || res.Interrupted {
 		notes = append(notes, timeoutNote(res))
 	} else if res.Status == "aborted" {
 		notes = append(notes, "[ABORTED: the kernel did not run this code (an earlier execution failed or it was interrupted).]")
