@@ -413,3 +413,21 @@ func TestInterruptOnTimeout(t *testing.T) {
 		t.Errorf("capabilities:// does not list %s: %v", engine.CapInterruptOnTimeout, err)
 	}
 }
+
+// delete_cell answers in the reference's words (its clients look for
+// "deleted cell source:" followed by the source), with the id added.
+func TestDeleteAnswersTheReferencesWords(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	path := h.writeNotebook("del.ipynb", "x = 1\ny = 2", "#md Hello **World** !")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "del", "notebook_path": path})
+	text, _, _ := ok(t, cs, "delete_cell", map[string]any{"cell_indices": []int{1}})
+	want := "Cell 1 (markdown) deleted successfully (its id was cell-1).\ndeleted cell source:\nHello **World** !"
+	if text != want {
+		t.Errorf("delete_cell: %q, want %q", text, want)
+	}
+	text, _, _ = ok(t, cs, "delete_cell", map[string]any{"cell_indices": []int{0}, "include_source": false})
+	if text != "Cell 0 (code) deleted successfully (its id was cell-0)." {
+		t.Errorf("delete_cell without source: %q", text)
+	}
+}

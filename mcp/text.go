@@ -119,9 +119,10 @@ func textDeleted(cells []engine.CellInfo, includeSource bool) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "Cell %d (%s) deleted successfully.", c.Index, c.Type)
+		// The reference's lines, with the id after them.
+		fmt.Fprintf(&b, "Cell %d (%s) deleted successfully (its id was %s).", c.Index, c.Type, c.ID)
 		if includeSource {
-			fmt.Fprintf(&b, "\nSource of deleted cell %d (id %s):\n```\n%s\n```", c.Index, c.ID, strings.TrimRight(c.Source, "\n"))
+			fmt.Fprintf(&b, "\ndeleted cell source:\n%s", strings.TrimRight(c.Source, "\n"))
 		}
 	}
 	return b.String()
