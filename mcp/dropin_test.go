@@ -408,6 +408,9 @@ func TestInterruptOnTimeout(t *testing.T) {
 	if outs, _ := m["outputs"].([]any); len(outs) != 1 || outs[0] != "next\n" || time.Since(start) > 10*time.Second {
 		t.Errorf("after the interrupt: %q in %v", m["outputs"], time.Since(start))
 	}
+	if !strings.Contains(instructions, timeoutInstruction) || !strings.Contains(cs.InitializeResult().Instructions, interruptInstruction) {
+		t.Errorf("the instructions do not say a timeout interrupts the run: %q", cs.InitializeResult().Instructions)
+	}
 	rr, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "capabilities://"})
 	if err != nil || !strings.Contains(rr.Contents[0].Text, engine.CapInterruptOnTimeout) {
 		t.Errorf("capabilities:// does not list %s: %v", engine.CapInterruptOnTimeout, err)

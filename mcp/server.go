@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -101,7 +102,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		Version: opts.Version,
 		Icons:   svgIcon(iconJupyter),
 	}, &sdk.ServerOptions{
-		Instructions: instructions,
+		Instructions: instructionsFor(e),
 		Logger:       log,
 		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
 			s.sessionID(req.Session)
@@ -248,6 +249,27 @@ func (s *Server) SchemaProblems() []string {
 	defer s.problemsMu.Unlock()
 	return append([]string(nil), s.schemaProblems...)
 }
+
+// instructionsFor are the instructions, saying what a timeout does on this
+// server (execution.interrupt-on-timeout).
+func instructionsFor(e *engine.Engine) string {
+	if e == nil {
+		return instructions
+	}
+	for _, c := range e.Capabilities() {
+		if c.Name == engine.CapInterruptOnTimeout && c.Enabled {
+			return strings.Replace(instructions, timeoutInstruction, interruptInstruction, 1)
+		}
+	}
+	return instructions
+}
+
+// The instruction about timeouts, and the one that replaces it when this
+// server interrupts a run at its timeout.
+const (
+	timeoutInstruction   = "- Executions time out (timeout argument, 0 = server default) but keep running on the kernel: the result says so, and read_cell later shows the outputs that arrived since."
+	interruptInstruction = "- Executions time out (timeout argument, 0 = server default): the kernel is then interrupted and the result holds what the run produced."
+)
 
 // instructions are sent in initialize, so an agent reads them before picking
 // a tool. They say what the tools operate on and what is unusual about them.
