@@ -218,7 +218,16 @@ test("test_tools.py::test_read_cell_without_active_notebook[mcp_server]", async 
   assert(text.includes("=====Cell 0") || text.toLowerCase().includes("use_notebook"), text.slice(0, 300));
 });
 
-test("test_tools.py::test_execute_code[mcp_server]", async ({ c }, assert) => {
+// The reference interrupts a kernel on a timeout; this server leaves the
+// run going unless --interrupt-on-timeout. Cases about timeouts run both
+// ways: as ported, and with the flag ("-interrupt_on_timeout").
+const INTERRUPT = ["--interrupt-on-timeout"];
+const bothWays = (id, fn, o = {}) => {
+  test(id, fn, o);
+  test(id.replace(/\]$/, "-interrupt_on_timeout]").replace(/([^\]])$/, "$1[interrupt_on_timeout]"), fn, { ...o, flags: [...(o.flags || []), ...INTERRUPT], group: o.group && `${o.group}+interrupt` });
+};
+
+bothWays("test_tools.py::test_execute_code[mcp_server]", async ({ c }, assert) => {
   await c.executeCode("words='Hello IPython World!'");
   let r = await c.executeCode("%who");
   assert(pyIn("words", r.result[0]), pyStr(r.result));
@@ -1177,10 +1186,13 @@ test("test_execute_cell_kernel_execution_count.py::test_kernel_execution_count_w
 }
 {
   const t = unit("test_execute_code_orphaned_timeout.py");
-  t("test_execute_code_timeout_leaves_kernel_marked_busy_until_thread_finishes", async (ctx, assert) => {
+  const exact = async (ctx, assert) => {
     const r = await ctx.c.executeCode("import time; time.sleep(3)", 1);
     assert(JSON.stringify(r.result) === JSON.stringify(["[TIMEOUT ERROR: IPython execution exceeded 1 seconds and was interrupted]"]), pyStr(r.result));
-  });
+  };
+  t("test_execute_code_timeout_leaves_kernel_marked_busy_until_thread_finishes", exact);
+  test("test_execute_code_orphaned_timeout.py::test_execute_code_timeout_leaves_kernel_marked_busy_until_thread_finishes[interrupt_on_timeout]", exact,
+    { group: "test_execute_code_orphaned_timeout.py+interrupt", groupSetup: useUnit, flags: INTERRUPT });
   t("test_wait_for_kernel_idle_blocks_until_orphaned_execute_code_finishes", async (ctx, assert) => {
     await sleep(3000);
     await ctx.c.executeCode("import time; time.sleep(3)", 1);
