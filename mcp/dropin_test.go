@@ -434,3 +434,17 @@ func TestDeleteAnswersTheReferencesWords(t *testing.T) {
 		t.Errorf("delete_cell without source: %q", text)
 	}
 }
+
+// A negative index is refused as out of range, the reference's words,
+// whether the schema or the engine refuses it.
+func TestANegativeIndexIsOutOfRange(t *testing.T) {
+	h := newHarness(t)
+	cs := h.connect()
+	path := h.writeNotebook("neg.ipynb", "1")
+	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "neg", "notebook_path": path})
+	text := fails(t, cs, "clear_cell_output", map[string]any{"cell_index": -1}, "cell_index -1 is out of range: the least it takes is 0")
+	if !strings.HasPrefix(text, "Error executing tool clear_cell_output: invalid arguments: ") {
+		t.Errorf("%q", text)
+	}
+	fails(t, cs, "delete_cell", map[string]any{"cell_indices": []int{-1}}, "out of range")
+}
