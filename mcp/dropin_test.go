@@ -14,8 +14,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter/jupytertest"
-	testharness "github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/harness"
 )
 
 // Answers as the reference's own clients read them (issue 25: a client
@@ -230,21 +228,10 @@ func TestASecondNameForAPathInUse(t *testing.T) {
 // one markdown cell (when main configures the engine so): its clients read
 // cell 0 and insert at 1.
 func TestACreatedNotebookStartsAsTheReferences(t *testing.T) {
-	srv := jupytertest.Shared(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	e, err := engine.New(ctx, engine.Config{JupyterURL: srv.URL, JupyterToken: srv.Token, CreatedHeading: CreatedNotebookHeading, Logger: testLog(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	s := New(e, Options{Version: "test", Logger: testLog(t)})
-	cs, ss, err := testharness.ConnectInMemory(context.Background(), s.SDK(), "test-client", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cs.Close(); ss.Wait() }()
-	path := srv.Subdir(t) + "/made.ipynb"
+	h := newHarnessWith(t, func(c *engine.Config) { c.CreatedHeading = CreatedNotebookHeading })
+	cs := h.connect()
+	srv := h.srv
+	path := h.dir + "/made.ipynb"
 	text, _, _ := ok(t, cs, "use_notebook", map[string]any{"notebook_name": "made", "notebook_path": path, "mode": "create"})
 	if !strings.Contains(text, "Notebook has 1 cells") {
 		t.Errorf("use_notebook create: %q", text)
@@ -363,22 +350,10 @@ func TestToolsHaveTitlesAndIcons(t *testing.T) {
 // the outputs (text is never dropped), the kernel is free at once, and the
 // notebook holds what the run produced.
 func TestInterruptOnTimeout(t *testing.T) {
-	srv := jupytertest.Shared(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	e, err := engine.New(ctx, engine.Config{JupyterURL: srv.URL, JupyterToken: srv.Token, Logger: testLog(t),
-		Capabilities: []engine.Capability{{Name: engine.CapInterruptOnTimeout, Enabled: true, Source: "flag"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	s := New(e, Options{Version: "test", Logger: testLog(t)})
-	cs, ss, err := testharness.ConnectInMemory(context.Background(), s.SDK(), "test-client", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cs.Close(); ss.Wait() }()
-	h := &harness{t: t, srv: srv, e: e, s: s, dir: srv.Subdir(t)}
+	h := newHarnessWith(t, func(c *engine.Config) {
+		c.Capabilities = []engine.Capability{{Name: engine.CapInterruptOnTimeout, Enabled: true, Source: "flag"}}
+	})
+	cs := h.connect()
 	path := h.writeNotebook("slow.ipynb", "import time\nprint('start', flush=True)\ntime.sleep(60)")
 	ok(t, cs, "use_notebook", map[string]any{"notebook_name": "slow", "notebook_path": path})
 

@@ -38,12 +38,20 @@ type harness struct {
 	dir string // the test's directory under the Jupyter root
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, nil) }
+
+// newHarnessWith is newHarness with the engine's configuration changed by
+// configure first.
+func newHarnessWith(t *testing.T, configure func(*engine.Config)) *harness {
 	t.Helper()
 	srv := jupytertest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := engine.New(ctx, engine.Config{JupyterURL: srv.URL, JupyterToken: srv.Token, MaxOutputBytes: 2000, Logger: testLog(t)})
+	cfg := engine.Config{JupyterURL: srv.URL, JupyterToken: srv.Token, MaxOutputBytes: 2000, Logger: testLog(t)}
+	if configure != nil {
+		configure(&cfg)
+	}
+	e, err := engine.New(ctx, cfg)
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}
