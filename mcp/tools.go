@@ -43,11 +43,15 @@ type toolDef struct {
 	register func(s *Server, d *toolDef)
 }
 
-// sdkTool is the definition as listed in tools/list.
+// sdkTool is the definition as listed in tools/list. The title is given
+// both at the top (where GUI hosts read it since MCP 2025-06-18) and in the
+// annotations (where older hosts look), with the tool's icon.
 func (d *toolDef) sdkTool() *sdk.Tool {
 	destructive, openWorld := d.destructive, d.openWorld
 	return &sdk.Tool{
 		Name:         d.name,
+		Title:        d.title,
+		Icons:        svgIcon(toolIcon[d.name]),
 		Description:  d.description,
 		InputSchema:  d.input,
 		OutputSchema: d.output,
