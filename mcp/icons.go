@@ -8,8 +8,9 @@ import (
 
 // Icons a GUI host shows beside the server and each tool (MCP 2025-11-25
 // icons). They are data URIs of small SVGs, so that a host never fetches
-// anything to draw them; one per tool group, drawn in Jupyter's orange,
-// which reads on light and dark backgrounds alike.
+// anything to draw them; one per tool group (each tool's row in tools.go
+// names its own), drawn in Jupyter's orange, which reads on light and dark
+// backgrounds alike.
 
 const (
 	iconNotebook = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" stroke="#F37726" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d="M5 3h10l4 4v14H5z"/><path d="M15 3v4h4M9 11h6M9 15h6M9 19h3"/></svg>`
@@ -19,21 +20,6 @@ const (
 	iconSandbox  = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" stroke="#F37726" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d="M12 3l8 4.5v9L12 21l-8-4.5v-9z"/><path d="M4 7.5l8 4.5 8-4.5M12 12v9"/></svg>`
 	iconJupyter  = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" stroke="#F37726" stroke-width="2" stroke-linecap="round"><path d="M4 9c3-4 13-4 16 0M4 15c3 4 13 4 16 0"/><circle cx="12" cy="12" r="2"/></svg>`
 )
-
-// toolIcon is the group icon of each tool.
-var toolIcon = map[string]string{
-	"use_notebook": iconNotebook, "unuse_notebook": iconNotebook, "list_notebooks": iconNotebook,
-	"read_notebook": iconNotebook, "restart_notebook": iconNotebook,
-
-	"read_cell": iconCell, "insert_cell": iconCell, "overwrite_cell_source": iconCell, "edit_cell_source": iconCell,
-	"delete_cell": iconCell, "move_cell": iconCell, "clear_cell_output": iconCell,
-
-	"execute_cell": iconExecute, "insert_execute_code_cell": iconExecute, "execute_code": iconExecute,
-
-	"list_files": iconServer, "list_kernels": iconServer, "connect_to_jupyter": iconServer,
-
-	"launch_sandbox": iconSandbox, "use_sandbox": iconSandbox, "list_sandboxes": iconSandbox, "terminate_sandbox": iconSandbox,
-}
 
 // svgIcon is an SVG as an icon a host can draw without fetching anything.
 func svgIcon(svg string) []sdk.Icon {
