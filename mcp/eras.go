@@ -20,9 +20,6 @@ import (
 // this file says who a request comes from, and keeps what the engine keys
 // by session for a client that has none.
 
-// eraStateless is the first protocol version without sessions.
-const eraStateless = "2026-07-28"
-
 // caller is who a request comes from, as the engine keys it.
 type caller struct {
 	// stateless: the request speaks 2026-07-28 or later, with no session.

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,8 +82,15 @@ func (s *Server) HTTPHandler() http.Handler {
 }
 
 func (h *eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get(protocolVersionHeader) >= eraStateless {
+	v := r.Header.Get(protocolVersionHeader)
+	if v >= eraStateless {
 		h.serveStateless(w, r)
+		return
+	}
+	if v != "" && !slices.Contains(sdk.SupportedProtocolVersions(), v) {
+		// Both eras are served here: the list is the SDK's whole one
+		// (the session handler alone would leave 2026-07-28 out).
+		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %s)", v, strings.Join(sdk.SupportedProtocolVersions(), ",")), http.StatusBadRequest)
 		return
 	}
 	if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" || r.Body == nil {
@@ -208,6 +217,3 @@ func decodeSentinel(v string) (string, bool) {
 	}
 	return string(b), true
 }
-
-// protocolVersionHeader is the streamable HTTP transport's version header.
-const protocolVersionHeader = "Mcp-Protocol-Version"

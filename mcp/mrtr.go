@@ -155,7 +155,7 @@ func (s *Server) retry(ctx context.Context, method string, ctr *sdk.CallToolRequ
 	if err != nil {
 		s.log.Warn("refused an answer to an input request", "tool", tool, "client", owner.client, "why", err.Error())
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{
-			Text: fmt.Sprintf("The call was not run: %v. Call %s again (without requestState) to be asked again.", err, tool)}}}, nil
+			Text: toolErrorText(tool, fmt.Sprintf("The call was not run: %v. Call %s again (without requestState) to be asked again.", err, tool))}}}, nil
 	}
 	answer, _ := ctr.Params.InputResponses[p.Key].(*sdk.ElicitResult)
 	if p.Kind == stateHost {

@@ -134,7 +134,7 @@ func TestTwoReplicasBehindARoundRobinProxy(t *testing.T) {
 			for i := 0; i < 10; i++ {
 				if res := callTool(t, probe, "read_cell", map[string]any{"cell_index": 0, "notebook_name": "other"}); !res.IsError {
 					found++
-				} else if !strings.Contains(textOf(res), `no notebook named "other" is in use`) {
+				} else if !strings.Contains(textOf(res), `notebook "other" is not connected`) {
 					t.Errorf("a read on the replica without the notebook: %s", textOf(res))
 				}
 			}
