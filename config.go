@@ -39,6 +39,12 @@ type config struct {
 	// (mcp.Options.Instance, mcp.Options.Peers; config_eras.go).
 	Instance string
 	Peers    map[string]string
+	// TaskAfter, MaxTasks, MaxTaskBytes: long runs as MCP tasks
+	// (mcp.Options.TaskAfter etc.; TaskAfter 0 turns the 2026-07-28 tasks
+	// off).
+	TaskAfter    time.Duration
+	MaxTasks     int
+	MaxTaskBytes int64
 	// Jupyter
 	JupyterURL          string
 	JupyterToken        string
@@ -106,6 +112,9 @@ func (c *config) options() []*option {
 		{group: "MCP", name: "trust-client-approval", env: "MCP_TRUST_CLIENT_APPROVAL", def: "false", set: asBool(&c.TrustClientApproval), help: "over HTTP, let a client's user approve its own held calls (elicitation) when no workbench is attached; only when every process that can get the bearer token is yours to trust (a stdio host always may)"},
 		{group: "MCP", name: "instance", env: "MCP_INSTANCE", def: "", set: asInstance(&c.Instance), help: "this replica's name among --peers (letters, digits, - and _); empty: a random one"},
 		{group: "MCP", name: "peers", env: "MCP_PEERS", def: "", set: asPeers(&c.Peers), help: "other replicas serving the same clients behind one address, as NAME=URL of their /mcp, comma-separated: a 2026-07-28 client's answer to a call another replica holds is passed to it"},
+		{group: "MCP", name: "task-after", env: "MCP_TASK_AFTER", def: "2", set: asSecondsOrOff(&c.TaskAfter), help: "seconds a call that runs code is waited for before a client that declared the tasks extension (2026-07-28) gets a task to poll instead; fractions allowed; 0: never a task"},
+		{group: "MCP", name: "max-tasks", env: "MCP_MAX_TASKS", def: "1000", set: asAtLeast(&c.MaxTasks, 1, "a number of tasks >= 1"), help: "most tasks kept at once; over it the finished ones that ended first go (their ids then answer that they expired)"},
+		{group: "MCP", name: "max-task-bytes", env: "MCP_MAX_TASK_BYTES", def: "67108864", set: asBytes(&c.MaxTaskBytes, 1<<20, "a number of bytes >= 1048576"), help: "most bytes of finished tasks' results kept; over it the finished ones that ended first go"},
 		{group: "Jupyter", name: "jupyter-url", env: "JUPYTER_URL", def: "", set: asURL(&c.JupyterURL), help: "Jupyter server to use (e.g. http://localhost:8888 or a JupyterHub http://hub/user/NAME/); empty: start a managed local jupyter-server"},
 		{group: "Jupyter", name: "jupyter-token", env: "JUPYTER_TOKEN", def: "", set: asText(&c.JupyterToken), secret: true, help: "token of the Jupyter server (moved out of the command line and environment at start-up, like --mcp-token)"},
 		{group: "Jupyter", name: "jupyter-token-file", env: "JUPYTER_TOKEN_FILE", def: "", set: asText(&c.JupyterTokenFile), secret: true, help: "read the Jupyter server's token from this file's first line instead"},

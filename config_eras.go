@@ -3,6 +3,7 @@ package main
 import (
 	"net/url"
 	"strings"
+	"time"
 )
 
 // asPeers reads --peers: NAME=URL pairs, comma-separated, each URL an
@@ -50,4 +51,13 @@ func validInstance(name string) bool {
 		}
 	}
 	return true
+}
+
+// taskAfter is --task-after as mcp.Options takes it: 0 (off) is negative
+// there, where 0 is the default.
+func taskAfter(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

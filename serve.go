@@ -140,6 +140,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			TrustClientApproval: cfg.TrustClientApproval,
 			Instance:            cfg.Instance,
 			Peers:               cfg.Peers,
+			TaskAfter:           taskAfter(cfg.TaskAfter),
+			MaxTasks:            cfg.MaxTasks,
+			MaxTaskBytes:        int(cfg.MaxTaskBytes),
 		})
 	}
 	info := observe.HeaderInfo{JupyterURL: eng.JupyterURL(), Version: version}

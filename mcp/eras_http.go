@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,6 +94,10 @@ func (h *eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %s)", v, strings.Join(sdk.SupportedProtocolVersions(), ",")), http.StatusBadRequest)
 		return
 	}
+	if r.Method == http.MethodPost && r.Body != nil && r.Header.Get(sessionIDHeader) != "" {
+		h.serveSession(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" || r.Body == nil {
 		h.legacy.ServeHTTP(w, r)
 		return
@@ -115,6 +120,9 @@ func (h *eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *eraRouter) serveStateless(w http.ResponseWriter, r *http.Request) {
 	if v, ok := decodeSentinel(r.Header.Get("Mcp-Name")); ok {
 		r.Header.Set("Mcp-Name", v)
+	}
+	if !h.checkTaskName(w, r) {
+		return
 	}
 	if p := h.owner(r); p != nil {
 		r.Header.Set(forwardedHeader, h.self)
@@ -156,10 +164,21 @@ func peerProxies(peers map[string]string) map[string]*httputil.ReverseProxy {
 	return out
 }
 
-// owner is the peer that holds the call a retry answers, nil when that is
-// this process (or unknown, or the request was forwarded already).
+// owner is the peer that holds the call a retry answers or the task a
+// tasks/* request names, nil when that is this process (or unknown, or the
+// request was forwarded already).
 func (h *eraRouter) owner(r *http.Request) *httputil.ReverseProxy {
-	if len(h.peers) == 0 || r.Method != http.MethodPost || r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get(forwardedHeader) != "" || r.Body == nil {
+	if len(h.peers) == 0 || r.Method != http.MethodPost || r.Header.Get(forwardedHeader) != "" || r.Body == nil {
+		return nil
+	}
+	if taskNamed[r.Header.Get("Mcp-Method")] {
+		// checkTaskName has made sure Mcp-Name is the task id.
+		if inst := taskInstance(r.Header.Get("Mcp-Name")); inst != "" && inst != h.self {
+			return h.peers[inst]
+		}
+		return nil
+	}
+	if r.Header.Get("Mcp-Method") != "tools/call" {
 		return nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
@@ -216,4 +235,67 @@ func decodeSentinel(v string) (string, bool) {
 		return "", false
 	}
 	return string(b), true
+}
+
+// taskNamed are the methods whose Mcp-Name header carries params.taskId
+// (ext-tasks, Streamable HTTP: Routing Headers). tasks/result and
+// tasks/list are not of this era: the SDK answers them as unknown.
+var taskNamed = map[string]bool{"tasks/get": true, "tasks/update": true, "tasks/cancel": true}
+
+// checkTaskName refuses (400, -32020, as for any header that does not
+// match its body) a tasks/get, tasks/update or tasks/cancel whose Mcp-Name
+// is not its params.taskId: the header is what a proxy routes by, so a
+// mismatch would send a poll to one replica and answer it as another's.
+// The SDK checks Mcp-Name only for the methods it knows.
+func (h *eraRouter) checkTaskName(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Body == nil || !taskNamed[r.Header.Get("Mcp-Method")] {
+		return true
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil {
+		return true // the SDK reports it
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			TaskID string `json:"taskId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || !taskNamed[msg.Method] {
+		return true // not a tasks request: the SDK checks Mcp-Method
+	}
+	name := r.Header.Get("Mcp-Name")
+	if name == msg.Params.TaskID && name != "" {
+		return true
+	}
+	why := fmt.Sprintf("Header mismatch: Mcp-Name %q must be the request's params.taskId %q", name, msg.Params.TaskID)
+	if name == "" {
+		why = "Header mismatch: Mcp-Name is required on " + msg.Method + " and must be its params.taskId"
+	}
+	id := msg.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": sdk.CodeHeaderMismatch, "message": why}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(out)
+	return false
+}
+
+// serveSession hands a session's POST to the session handler, with a
+// SEP-1686 params.task moved where the SDK keeps it (moveLegacyTask).
+func (h *eraRouter) serveSession(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+	if err == nil && int64(len(body)) <= h.maxBody {
+		if moved := moveLegacyTask(body); len(moved) != len(body) || !bytes.Equal(moved, body) {
+			body = moved
+			r.ContentLength = int64(len(body))
+			r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		}
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	h.legacy.ServeHTTP(w, r)
 }

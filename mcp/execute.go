@@ -146,10 +146,17 @@ func (s *Server) execOptions(ctx context.Context, c *call, timeout, interval int
 			s.e.Calls().Progress(c.id, progressSummary(p))
 		}
 		sk := sinkFor()
-		if sk.ss == nil {
+		if sk.ss == nil && c.run == nil {
 			return
 		}
 		msg := progressMessage(p)
+		if c.run != nil {
+			// A task's poll reads it (tasks.go).
+			c.run.noteProgress(msg)
+		}
+		if sk.ss == nil {
+			return
+		}
 		if sk.token != nil {
 			_ = sk.ss.NotifyProgress(sk.ctx, &sdk.ProgressNotificationParams{
 				ProgressToken: sk.token, Progress: p.Elapsed.Seconds(), Message: msg,

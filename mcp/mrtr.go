@@ -25,6 +25,9 @@ import (
 func (s *Server) eras(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if !isStateless(req) {
+			if ctr, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" && legacyTaskOf(ctr) {
+				return s.legacyTaskCall(ctx, method, ctr, next)
+			}
 			return next(ctx, method, req)
 		}
 		ctr, ok := req.(*sdk.CallToolRequest)
@@ -83,6 +86,11 @@ func (s *Server) freshCall(ctx context.Context, method string, ctr *sdk.CallTool
 	r := s.startRun(ctx, ctr, owner, func(rctx context.Context, r *run) (sdk.Result, error) {
 		return next(withRun(rctx, r), method, ctr)
 	})
+	if declaresTasks(ctr) && s.opts.TaskAfter >= 0 {
+		// A tasks client: a long or held call is answered as a task
+		// (tasks_modern.go).
+		return s.serveTaskable(ctx, ctr, r)
+	}
 	return s.serveRun(ctx, ctr, r)
 }
 

@@ -155,6 +155,9 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: cancelledText}}}, nil
 			c.schemaOK = nil
 			status = event.CallCancelled
+			if c.run != nil {
+				c.run.markCancelled("the person at the workbench")
+			}
 		case ctx.Err() != nil:
 			status = event.CallCancelled
 		case err != nil || (res != nil && res.IsError):

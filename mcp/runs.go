@@ -89,6 +89,13 @@ type run struct {
 	res     sdk.Result
 	err     error
 	ended   time.Time
+
+	// What a task's poll reads (tasks.go): the newest progress message of
+	// its execution, when its state or progress last changed, and who
+	// cancelled it ("" if no one did).
+	progress    string
+	updated     time.Time
+	cancelledBy string
 }
 
 // runTable holds the runs that can still be answered or waited for.
@@ -157,6 +164,7 @@ func (s *Server) runBody(ctx context.Context, r *run, body func(context.Context,
 }
 
 func (r *run) changeLocked() {
+	r.updated = time.Now()
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
@@ -187,6 +195,23 @@ func (r *run) detach(sk progressSink) {
 	r.mu.Lock()
 	if r.sink.ctx == sk.ctx {
 		r.sink = progressSink{}
+	}
+	r.mu.Unlock()
+}
+
+// noteProgress keeps msg as the run's newest progress (a task's
+// statusMessage).
+func (r *run) noteProgress(msg string) {
+	r.mu.Lock()
+	r.progress, r.updated = msg, time.Now()
+	r.mu.Unlock()
+}
+
+// markCancelled records who cancelled the run, the first to do so.
+func (r *run) markCancelled(by string) {
+	r.mu.Lock()
+	if r.cancelledBy == "" && r.state != runDone {
+		r.cancelledBy = by
 	}
 	r.mu.Unlock()
 }

@@ -64,6 +64,15 @@ type Options struct {
 	// A retry that answers a call a peer holds is forwarded to it
 	// (eras_http.go).
 	Peers map[string]string
+	// TaskAfter is how long a call of a tool that runs code, from a client
+	// that declared the tasks extension, is waited for before it is
+	// answered as a task (0: DefaultTaskAfter).
+	TaskAfter time.Duration
+	// MaxTasks and MaxTaskBytes bound the tasks kept (0: DefaultMaxTasks,
+	// DefaultMaxTaskBytes of results); over a bound the finished tasks
+	// that ended first go.
+	MaxTasks     int
+	MaxTaskBytes int
 }
 
 // Server is the MCP server over one engine. One Server serves any number of
@@ -101,6 +110,8 @@ type Server struct {
 	runs    runTable
 	states  *stateKeeper
 	hostAsk hostQuestions
+	// tasks are the calls their clients hold a handle to (tasks.go).
+	tasks *taskStore
 
 	// schemaProblems counts results that did not match their declared
 	// output schema: a server bug. Tests assert it stays zero.
@@ -129,6 +140,11 @@ func New(e *engine.Engine, opts Options) *Server {
 		chose:    map[string]bool{},
 		states:   newStateKeeper(opts.Instance),
 	}
+	s.tasks = newTaskStore(s.states.inst, opts.MaxTasks, opts.MaxTaskBytes)
+	// The SDK's default capabilities (logging) plus the tasks extension,
+	// which server/discover then advertises.
+	caps := &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}}
+	caps.AddExtension(extTasks, nil)
 	s.srv = sdk.NewServer(&sdk.Implementation{
 		Name:    "Jupyter MCP Server",
 		Title:   "Jupyter MCP Server",
@@ -144,6 +160,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		SubscribeHandler:   s.subscribeResource,
 		UnsubscribeHandler: s.unsubscribeResource,
 		SetCacheable:       setCacheable,
+		Capabilities:       caps,
 	})
 	for _, d := range allTools() {
 		r, err := d.output.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
@@ -157,7 +174,8 @@ func New(e *engine.Engine, opts Options) *Server {
 	}
 	s.addResources()
 	s.addPrompt()
-	s.srv.AddReceivingMiddleware(s.eras, s.observe)
+	s.addTaskMethods()
+	s.srv.AddReceivingMiddleware(s.legacyTasks, s.eras, s.observe)
 	return s
 }
 

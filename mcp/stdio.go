@@ -95,7 +95,7 @@ func (c *checkedLines) Read(p []byte) (int, error) {
 					return 0, werr
 				}
 			} else {
-				c.buf = append(line, '\n')
+				c.buf = append(moveLegacyTask(line), '\n')
 			}
 		}
 		if err != nil && len(c.buf) == 0 {

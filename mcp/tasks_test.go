@@ -1,0 +1,282 @@
+package mcp
+
+import (
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
+)
+
+// Long runs as tasks on 2026-07-28, against a real kernel, with a client
+// written against the ext-tasks schema (tasks_client_test.go), over stdio
+// and HTTP.
+
+// eachTransport runs f as a parallel subtest per transport.
+func eachTransport(t *testing.T, f func(t *testing.T, transport string)) {
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			t.Parallel()
+			f(t, tr)
+		})
+	}
+}
+
+// useNotebook makes a notebook with cells current for c.
+func useNotebook(t *testing.T, h *harness, c *taskConn, name string, cells ...string) {
+	t.Helper()
+	rel := h.writeNotebook(name+".ipynb", cells...)
+	if res, err := c.call("use_notebook", map[string]any{"notebook_name": name, "notebook_path": rel}); err != nil || res["isError"] == true {
+		t.Fatalf("use_notebook: %v %v", err, res)
+	}
+}
+
+// A 20 s cell is answered as a task after the threshold; its polls say
+// working with the progress (elapsed, outputs so far, newest lines), and
+// the completed task carries the call's result: the outputs, the
+// structuredContent and the cell id in _meta.
+func TestA20sCellIsATaskPolledToItsResult(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, transport string) {
+		h := trustingHarness(t)
+		c := h.taskClient(transport, "agent", true)
+		useNotebook(t, h, c, "long", "x = 1")
+		start := time.Now()
+		created, err := c.call("insert_execute_code_cell", map[string]any{
+			"cell_index": -1, "notebook_name": "long", "timeout": 60, "progress_interval": 1,
+			"cell_source": "import time\nfor i in range(20):\n    print('line', i, flush=True)\n    time.sleep(1)",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		if created["resultType"] != "task" || created["status"] != "working" || created["taskId"] == nil {
+			t.Fatalf("not a task: %v", created)
+		}
+		if took < time.Second || took > 5*time.Second {
+			t.Errorf("the task was answered after %s (threshold 2 s)", took)
+		}
+		for _, f := range []string{"createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} {
+			if created[f] == nil {
+				t.Errorf("CreateTaskResult without %s: %v", f, created)
+			}
+		}
+		id := created["taskId"].(string)
+		if !regexp.MustCompile(`^t-[0-9a-f]+\.[A-Za-z0-9_-]{24}$`).MatchString(id) {
+			t.Errorf("task id %q", id)
+		}
+		// Working, with progress in its status message.
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			got, err := c.get(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got["resultType"] != "complete" || got["status"] != "working" {
+				t.Fatalf("while it runs: %v", got)
+			}
+			msg, _ := got["statusMessage"].(string)
+			if strings.Contains(msg, "Execution in progress") && strings.Contains(msg, "so far") && strings.Contains(msg, "Latest output:\nline") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no progress in the status message: %v", got)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		done, polls := c.pollUntil(id, 40*time.Second, "completed", "failed", "cancelled")
+		if done["status"] != "completed" {
+			t.Fatalf("ended %v", done)
+		}
+		t.Logf("completed after %s and %d more polls", time.Since(start).Round(time.Millisecond), polls)
+		res, _ := done["result"].(map[string]any)
+		text := resultText(res)
+		if res == nil || res["isError"] == true || !strings.Contains(text, "line 0") || !strings.Contains(text, "line 19") {
+			t.Fatalf("result %v", done)
+		}
+		meta, _ := res["_meta"].(map[string]any)
+		if meta == nil || meta["io.jupyter-mcp/cell_id"] == nil || res["structuredContent"] == nil {
+			t.Errorf("result without its cell id or structuredContent: %v", res)
+		}
+		if done["resultType"] != "complete" || done["inputRequests"] != nil || done["error"] != nil {
+			t.Errorf("completed task: %v", done)
+		}
+	})
+}
+
+// The completed task's result is byte for byte what the same call
+// returns to a client without the extension: the same text, images,
+// structuredContent and _meta (only the execution count moves on).
+func TestATasksResultIsThePlainResult(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, transport string) {
+		h := trustingHarness(t)
+		tasks := h.taskClient(transport, "agent", true)
+		plain := h.taskClient(transport, "plain", false)
+		// A PNG (a 1x1 pixel) and text, after the threshold.
+		code := "import time, base64\nfrom IPython.display import Image, display\ntime.sleep(2.5)\nprint('done')\n" +
+			"display(Image(data=base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')))"
+		useNotebook(t, h, tasks, "same", code)
+		args := map[string]any{"cell_id": "cell-0", "notebook_name": "same", "timeout": 60}
+		created, err := tasks.call("execute_cell", args)
+		if err != nil || created["resultType"] != "task" {
+			t.Fatalf("not a task: %v %v", err, created)
+		}
+		done, _ := tasks.pollUntil(created["taskId"].(string), 30*time.Second, "completed", "failed", "cancelled")
+		viaTask, _ := json.Marshal(done["result"])
+		direct, rerr := plain.requestRaw("tools/call", map[string]any{"name": "execute_cell", "arguments": args})
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if strings.Contains(string(direct), `"taskId"`) {
+			t.Fatalf("a client without the extension got a task: %s", direct)
+		}
+		// The SDK stamps every answer's own _meta with serverInfo (the
+		// tasks/get answer has it too): it is the envelope's, not the
+		// call's result.
+		norm := func(b []byte) string {
+			var v map[string]any
+			_ = json.Unmarshal(b, &v)
+			if m, ok := v["_meta"].(map[string]any); ok {
+				delete(m, "io.modelcontextprotocol/serverInfo")
+			}
+			out, _ := json.Marshal(v)
+			return regexp.MustCompile(`(?i)(execution_count\\?"?:?\s*|\[)\d+`).ReplaceAllString(string(out), "${1}N")
+		}
+		a, b := norm(viaTask), norm(direct)
+		if a != b {
+			t.Errorf("the task's result differs from the plain one:\ntask  %s\nplain %s", a, b)
+		}
+		if !strings.Contains(a, `"type":"image"`) || !strings.Contains(a, "done") {
+			t.Errorf("the result lacks the image or the text: %s", a)
+		}
+	})
+}
+
+// tasks/cancel interrupts the kernel: a time.sleep(60) stops within 2 s,
+// the task says cancelled, the kernel runs the next call at once, and the
+// cell shows the interrupt.
+func TestTaskCancelInterruptsTheKernel(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, transport string) {
+		h := trustingHarness(t)
+		c := h.taskClient(transport, "agent", true)
+		useNotebook(t, h, c, "cancel", "x = 1")
+		sub := h.e.Bus().SubscribeTo(256, event.EvExecFinished)
+		defer sub.Close()
+		created, err := c.call("insert_execute_code_cell", map[string]any{"cell_index": -1, "notebook_name": "cancel", "timeout": 90,
+			"cell_source": "import time\ntime.sleep(60)"})
+		if err != nil || created["resultType"] != "task" {
+			t.Fatalf("not a task: %v %v", err, created)
+		}
+		id := created["taskId"].(string)
+		start := time.Now()
+		ack, err := c.request("tasks/cancel", map[string]any{"taskId": id})
+		delete(ack, "_meta")
+		if err != nil || ack["resultType"] != "complete" || len(ack) != 1 {
+			t.Fatalf("tasks/cancel: %v %v", err, ack)
+		}
+		done, _ := c.pollUntil(id, 10*time.Second, "completed", "failed", "cancelled")
+		took := time.Since(start)
+		if done["status"] != "cancelled" || took > 2*time.Second {
+			t.Fatalf("after %s: %v", took, done)
+		}
+		t.Logf("cancelled %s after tasks/cancel: %v", took.Round(time.Millisecond), done["statusMessage"])
+		select {
+		case ev := <-sub.C():
+			if ev.Exec.Status != "interrupted" {
+				t.Errorf("the execution ended %q", ev.Exec.Status)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the execution did not end")
+		}
+		next, err := c.call("execute_code", map[string]any{"code": "print('next')", "timeout": 30})
+		if err != nil || !strings.Contains(resultText(next), "next") {
+			t.Errorf("after the cancel: %v %v", err, next)
+		}
+		cell, err := c.call("read_cell", map[string]any{"cell_index": 1, "notebook_name": "cancel"})
+		if err != nil || !strings.Contains(resultText(cell), "KeyboardInterrupt") {
+			t.Errorf("the cancelled cell reads: %v %v", err, resultText(cell))
+		}
+		// Cancelling an ended task is acknowledged and changes nothing.
+		if again, err := c.request("tasks/cancel", map[string]any{"taskId": id}); err != nil || again["resultType"] != "complete" {
+			t.Errorf("second cancel: %v %v", err, again)
+		}
+	})
+}
+
+// A client that drops its connection finds its task again by id from a
+// new one (over stdio a new connection to the same server, over HTTP a new
+// request), and gets the result; another client's tasks/get is refused as
+// if the task did not exist.
+func TestATaskOutlivesItsConnection(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, transport string) {
+		h := trustingHarness(t)
+		first := h.taskClient(transport, "agent", true)
+		useNotebook(t, h, first, "drop", "x = 1")
+		created, err := first.call("execute_code", map[string]any{"code": "import time\ntime.sleep(4)\nprint('survived')", "timeout": 60})
+		if err != nil || created["resultType"] != "task" {
+			t.Fatalf("not a task: %v %v", err, created)
+		}
+		id := created["taskId"].(string)
+		first.close()
+		again := h.taskClient(transport, "agent", true)
+		done, _ := again.pollUntil(id, 30*time.Second, "completed", "failed", "cancelled")
+		if done["status"] != "completed" || !strings.Contains(resultText(done["result"].(map[string]any)), "survived") {
+			t.Fatalf("after reconnecting: %v", done)
+		}
+		other := h.taskClient(transport, "someone-else", true)
+		if got, err := other.get(id); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "no task") {
+			t.Errorf("another client's tasks/get: %v %v", err, got)
+		}
+		if _, err := again.get("t-nope.AAAA"); err == nil || err.Code != -32602 {
+			t.Errorf("an unknown id: %v", err)
+		}
+	})
+}
+
+// A client without the extension gets today's plain result however long
+// the call runs, and its tasks/* requests are refused -32021 naming the
+// capability.
+func TestWithoutTheExtensionThePlainResult(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, transport string) {
+		h := trustingHarness(t)
+		c := h.taskClient(transport, "plain", false)
+		useNotebook(t, h, c, "plain", "x = 1")
+		res, err := c.call("execute_code", map[string]any{"code": "import time\ntime.sleep(3)\nprint('plain')", "timeout": 60})
+		if err != nil || res["resultType"] != "complete" || res["taskId"] != nil || !strings.Contains(resultText(res), "plain") {
+			t.Fatalf("without the extension: %v %v", err, res)
+		}
+		_, rerr := c.get("t-x.y")
+		if rerr == nil || rerr.Code != -32021 || !strings.Contains(string(rerr.Data), extTasks) {
+			t.Errorf("tasks/get without the extension: %v", rerr)
+		}
+		// A short call of a tasks client is its plain result too.
+		tc := h.taskClient(transport, "agent", true)
+		short, err := tc.call("execute_code", map[string]any{"code": "print(6*7)", "timeout": 30})
+		if err != nil || short["resultType"] != "complete" || !strings.Contains(resultText(short), "42") {
+			t.Errorf("a short call of a tasks client: %v %v", err, short)
+		}
+	})
+}
+
+// The server advertises the extension in server/discover.
+func TestDiscoverAdvertisesTasks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := h.taskClient("http", "agent", true)
+	got, err := c.request("server/discover", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, _ := got["capabilities"].(map[string]any)
+	ext, _ := caps["extensions"].(map[string]any)
+	if !reflect.DeepEqual(ext[extTasks], map[string]any{}) {
+		t.Errorf("discover: %v", got)
+	}
+}
