@@ -132,7 +132,7 @@ func taskInstance(id string) string {
 func (ts *taskStore) add(r *run, owner string, era taskEra) *task {
 	t := &task{id: ts.newTaskID(), owner: owner, era: era, r: r, created: time.Now()}
 	ts.mu.Lock()
-	ts.sweepLocked(time.Now())
+	ts.sweepLocked(time.Now(), 1)
 	if len(ts.byID) >= ts.max {
 		ts.mu.Unlock()
 		return nil
@@ -142,9 +142,10 @@ func (ts *taskStore) add(r *run, owner string, era taskEra) *task {
 	return t
 }
 
-// sweepLocked drops the tasks past their time to live, then, over a bound,
-// the finished ones that ended first; and forgets old tombstones.
-func (ts *taskStore) sweepLocked(now time.Time) {
+// sweepLocked drops the tasks past their time to live, then, over a bound
+// (leaving room for that many more), the finished ones that ended first;
+// and forgets old tombstones.
+func (ts *taskStore) sweepLocked(now time.Time, room int) {
 	var done []*task
 	total := 0
 	for id, t := range ts.byID {
@@ -160,13 +161,16 @@ func (ts *taskStore) sweepLocked(now time.Time) {
 		total += t.size()
 		done = append(done, t)
 	}
+	if len(ts.byID)+room <= ts.max && total <= ts.maxBytes {
+		done = nil // within the bounds: nothing to evict, nothing to sort
+	}
 	sort.Slice(done, func(i, j int) bool {
 		a, _ := done[i].endedAt()
 		b, _ := done[j].endedAt()
 		return a.Before(b)
 	})
 	for _, t := range done {
-		if len(ts.byID) < ts.max && total <= ts.maxBytes {
+		if len(ts.byID)+room <= ts.max && total <= ts.maxBytes {
 			break
 		}
 		delete(ts.byID, t.id)
@@ -210,7 +214,7 @@ func (ts *taskStore) errNoTask(id string) error {
 func (ts *taskStore) get(id, owner string) (*task, error) {
 	now := time.Now()
 	ts.mu.Lock()
-	ts.sweepLocked(now)
+	ts.sweepLocked(now, 0)
 	t, ok := ts.byID[id]
 	ts.mu.Unlock()
 	if !ok || t.owner != owner {
@@ -228,7 +232,7 @@ func (ts *taskStore) get(id, owner string) (*task, error) {
 // list is owner's tasks, newest first.
 func (ts *taskStore) list(owner string) []*task {
 	ts.mu.Lock()
-	ts.sweepLocked(time.Now())
+	ts.sweepLocked(time.Now(), 0)
 	var out []*task
 	for _, t := range ts.byID {
 		if t.owner == owner {

@@ -2,12 +2,15 @@ package mcp
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
 
@@ -26,12 +29,13 @@ func eachTransport(t *testing.T, f func(t *testing.T, transport string)) {
 }
 
 // useNotebook makes a notebook with cells current for c.
-func useNotebook(t *testing.T, h *harness, c *taskConn, name string, cells ...string) {
+func useNotebook(t *testing.T, h *harness, c *taskConn, name string, cells ...string) (rel string) {
 	t.Helper()
-	rel := h.writeNotebook(name+".ipynb", cells...)
+	rel = h.writeNotebook(name+".ipynb", cells...)
 	if res, err := c.call("use_notebook", map[string]any{"notebook_name": name, "notebook_path": rel}); err != nil || res["isError"] == true {
 		t.Fatalf("use_notebook: %v %v", err, res)
 	}
+	return rel
 }
 
 // A 20 s cell is answered as a task after the threshold; its polls say
@@ -278,5 +282,119 @@ func TestDiscoverAdvertisesTasks(t *testing.T) {
 	ext, _ := caps["extensions"].(map[string]any)
 	if !reflect.DeepEqual(ext[extTasks], map[string]any{}) {
 		t.Errorf("discover: %v", got)
+	}
+}
+
+// A call held for approval becomes a task at once, input_required, the
+// approval form in inputRequests; tasks/update answers it: an unknown key
+// and an answer that does not fit the form are ignored (it still asks),
+// the right answer runs the call once, and the same answer again changes
+// nothing.
+func TestAHeldCallIsATaskAnsweredByUpdate(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, transport string) {
+		h := trustingHarness(t)
+		c := h.taskClient(transport, "agent", true)
+		rel := useNotebook(t, h, c, "held", "a = 1", "b = 2")
+		h.e.Calls().SetApproval(calls.ApproveDestructive, time.Minute)
+		start := time.Now()
+		created, err := c.call("delete_cell", map[string]any{"cell_indices": []int{0}, "notebook_name": "held"})
+		if err != nil || created["resultType"] != "task" || created["status"] != "input_required" {
+			t.Fatalf("a held call: %v %v", err, created)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("the held call became a task after %s", took)
+		}
+		id := created["taskId"].(string)
+		got, rerr := c.get(id)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		reqs, _ := got["inputRequests"].(map[string]any)
+		q, _ := reqs["approval-1"].(map[string]any)
+		params, _ := q["params"].(map[string]any)
+		if q["method"] != "elicitation/create" || !strings.Contains(params["message"].(string), "An agent wants to run delete_cell") || params["requestedSchema"] == nil {
+			t.Fatalf("input_required task: %v", got)
+		}
+		update := func(answers map[string]any) {
+			t.Helper()
+			ack, err := c.request("tasks/update", map[string]any{"taskId": id, "inputResponses": answers})
+			if err != nil || ack["resultType"] != "complete" {
+				t.Fatalf("tasks/update: %v %v", err, ack)
+			}
+		}
+		allow := map[string]any{"action": "accept", "content": map[string]any{"decision": "allow"}}
+		update(map[string]any{"approval-9": allow})
+		update(map[string]any{"approval-1": map[string]any{"action": "accept", "content": map[string]any{"decision": "maybe"}}})
+		if got, _ := c.get(id); got["status"] != "input_required" || !strings.Contains(string(h.file(rel)), `"a = 1"`) {
+			t.Fatalf("a wrong key or a malformed answer moved the task: %v", got)
+		}
+		update(map[string]any{"approval-1": allow})
+		done, _ := c.pollUntil(id, 30*time.Second, "completed", "failed", "cancelled")
+		res, _ := done["result"].(map[string]any)
+		if done["status"] != "completed" || res["isError"] == true || strings.Contains(string(h.file(rel)), `"a = 1"`) {
+			t.Fatalf("after the allow: %v; the file %s", done, h.file(rel))
+		}
+		update(map[string]any{"approval-1": allow})
+		if !strings.Contains(string(h.file(rel)), `"b = 2"`) {
+			t.Error("the answer given again ran the call again")
+		}
+	})
+}
+
+// The person at the workbench may decide a held task first: the task ends
+// with that decision, and the client's late answer counts for nothing.
+func TestTheWorkbenchDecidesAHeldTask(t *testing.T) {
+	t.Parallel()
+	h := trustingHarness(t)
+	c := h.taskClient("http", "agent", true)
+	rel := useNotebook(t, h, c, "held", "a = 1", "b = 2")
+	h.e.Calls().SetApproval(calls.ApproveDestructive, time.Minute)
+	sub := h.e.Bus().Subscribe(256)
+	defer sub.Close()
+	created, err := c.call("delete_cell", map[string]any{"cell_indices": []int{0}, "notebook_name": "held"})
+	if err != nil || created["status"] != "input_required" {
+		t.Fatalf("a held call: %v %v", err, created)
+	}
+	held := heldEvent(t, sub, "delete_cell")
+	detach := h.e.Calls().AttachWorkbench()
+	defer detach()
+	if err := h.e.Calls().Decide(held.ID, calls.Verdict{Reason: "not now", By: "the person at the workbench"}); err != nil {
+		t.Fatal(err)
+	}
+	id := created["taskId"].(string)
+	done, _ := c.pollUntil(id, 30*time.Second, "completed", "failed", "cancelled")
+	if _, err := c.request("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approval-1": map[string]any{"action": "accept", "content": map[string]any{"decision": "allow"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := done["result"].(map[string]any)
+	if done["status"] != "completed" || res["isError"] != true || !strings.Contains(resultText(res), "not now") || !strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Errorf("the workbench's denial: %v", done)
+	}
+}
+
+// Over HTTP a tasks/get, tasks/update or tasks/cancel must carry its task
+// id in Mcp-Name (what a proxy routes by): a mismatch is refused -32020.
+func TestTasksMcpNameMustBeTheTaskID(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, name := range []string{"", "t-other.x"} {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"t-a.b","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+		req, _ := http.NewRequest(http.MethodPost, h.endpoint(), strings.NewReader(body))
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tasks/get"} {
+			req.Header.Set(k, v)
+		}
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"code":-32020`) || !strings.Contains(string(b), `"id":7`) {
+			t.Errorf("Mcp-Name %q: %d %s", name, resp.StatusCode, b)
+		}
 	}
 }

@@ -1,0 +1,129 @@
+package mcp
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The task store on its own: ids, owners, bounds and expiry.
+
+// doneRun is a run that ended at ended with a result of text.
+func doneRun(id string, ended time.Time, text string) *run {
+	return &run{id: id, state: runDone, ended: ended, changed: make(chan struct{}),
+		res: &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}}
+}
+
+func runningRun(id string) *run {
+	return &run{id: id, state: runRunning, changed: make(chan struct{})}
+}
+
+func TestTaskIDsNameTheirInstanceAndAreUnguessable(t *testing.T) {
+	ts := newTaskStore("inst-1_a", 0, 0)
+	seen := map[string]bool{}
+	for range 1000 {
+		id := ts.newTaskID()
+		if seen[id] || taskInstance(id) != "inst-1_a" || len(id) != len("t-inst-1_a.")+24 {
+			t.Fatalf("id %q (instance %q)", id, taskInstance(id))
+		}
+		seen[id] = true
+	}
+	for _, bad := range []string{"", "t-", "x-a.b", "t-nodot"} {
+		if taskInstance(bad) != "" {
+			t.Errorf("taskInstance(%q) = %q", bad, taskInstance(bad))
+		}
+	}
+}
+
+// Another client's id answers as an unknown one does; an expired id says
+// it expired and what to do.
+func TestTaskOwnerAndExpiry(t *testing.T) {
+	ts := newTaskStore("a", 0, 0)
+	old := ts.add(doneRun("c-1", time.Now().Add(-2*time.Hour), "x"), "@agent 1", taskModern)
+	fresh := ts.add(doneRun("c-2", time.Now(), "y"), "@agent 1", taskModern)
+	if _, err := ts.get(fresh.id, "@agent 1"); err != nil {
+		t.Fatal(err)
+	}
+	_, foreign := ts.get(fresh.id, "@other 1")
+	_, unknown := ts.get("t-a.zzzz", "@other 1")
+	if foreign == nil || !strings.Contains(foreign.Error(), "belongs to this client") || strings.Replace(foreign.Error(), fresh.id, "t-a.zzzz", 1) != unknown.Error() {
+		t.Errorf("foreign %v, unknown %v", foreign, unknown)
+	}
+	_, expired := ts.get(old.id, "@agent 1")
+	if expired == nil || !strings.Contains(expired.Error(), "Task has expired (finished tasks are kept 1h0m0s after they end); call the tool again") {
+		t.Errorf("expired: %v", expired)
+	}
+	if _, err := ts.get("t-b.zzzz", "@agent 1"); err == nil || !strings.Contains(err.Error(), "another server process (b)") {
+		t.Errorf("another instance's: %v", err)
+	}
+	if got := fresh.pollCount(); got != 1 {
+		t.Errorf("polls %d", got)
+	}
+}
+
+// Over the count the finished task that ended first goes; running tasks
+// are never evicted, and with all running a new call is not made a task.
+func TestTaskBoundsEvictFinishedFirst(t *testing.T) {
+	ts := newTaskStore("a", 3, 0)
+	now := time.Now()
+	running := ts.add(runningRun("c-r"), "o", taskModern)
+	first := ts.add(doneRun("c-1", now.Add(-time.Minute), "x"), "o", taskModern)
+	second := ts.add(doneRun("c-2", now, "y"), "o", taskModern)
+	third := ts.add(doneRun("c-3", now, "z"), "o", taskModern)
+	if third == nil {
+		t.Fatal("a full store refused a task while it had finished ones")
+	}
+	if _, err := ts.get(first.id, "o"); err == nil || !strings.Contains(err.Error(), "keeps at most 3 tasks") {
+		t.Errorf("the oldest finished: %v", err)
+	}
+	for _, k := range []*task{running, second, third} {
+		if _, err := ts.get(k.id, "o"); err != nil {
+			t.Errorf("%s: %v", k.r.id, err)
+		}
+	}
+	all := newTaskStore("a", 2, 0)
+	all.add(runningRun("c-a"), "o", taskModern)
+	all.add(runningRun("c-b"), "o", taskModern)
+	if all.add(runningRun("c-c"), "o", taskModern) != nil {
+		t.Error("a store full of running tasks took another")
+	}
+}
+
+// Over the bytes bound the finished task that ended first goes.
+func TestTaskBytesBound(t *testing.T) {
+	ts := newTaskStore("a", 0, 1<<20)
+	big := strings.Repeat("x", 700<<10)
+	first := ts.add(doneRun("c-1", time.Now().Add(-time.Second), big), "o", taskModern)
+	second := ts.add(doneRun("c-2", time.Now(), big), "o", taskModern)
+	ts.add(runningRun("c-3"), "o", taskModern)
+	if _, err := ts.get(first.id, "o"); err == nil || !strings.Contains(err.Error(), "MiB of their results") {
+		t.Errorf("the first big result: %v", err)
+	}
+	if _, err := ts.get(second.id, "o"); err != nil {
+		t.Errorf("the second: %v", err)
+	}
+}
+
+// A task's status follows its run, in each era's words.
+func TestTaskStatusByEra(t *testing.T) {
+	failing := doneRun("c", time.Now(), "boom")
+	failing.res.(*sdk.CallToolResult).IsError = true
+	for _, c := range []struct {
+		r    *run
+		era  taskEra
+		want string
+	}{
+		{runningRun("c"), taskModern, "working"},
+		{&run{state: runAsking, ask: &question{key: "approval-1"}}, taskModern, "input_required"},
+		{failing, taskModern, "completed"},
+		{failing, taskLegacy, "failed"},
+		{&run{state: runDone, err: errClientCancelled}, taskModern, "failed"},
+		{&run{state: runDone, cancelledBy: "x"}, taskLegacy, "cancelled"},
+	} {
+		if got := (&task{r: c.r, era: c.era}).status(); got != c.want {
+			t.Errorf("era %d run %+v: %s, want %s", c.era, c.r.state, got, c.want)
+		}
+	}
+}
