@@ -329,3 +329,28 @@ func TestAnOldEraCallCannotBeAnsweredByInputResponses(t *testing.T) {
 		})
 	}
 }
+
+// The answer to a call held for a 2026-07-28 stdio host counts only from a
+// channel whose answer counts (trust.go): the same state, sent over HTTP
+// by a client giving the host's own name, is refused and spends nothing;
+// the host's own retry then runs the call.
+func TestAStdioHostsAnswerDoesNotCountOverHTTP(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	host := h.rawClient("stdio", "host")
+	rel := approvalNotebook(t, h, host, time.Minute)
+	args := map[string]any{"cell_indices": []int{0}}
+	held := callTool(t, host, "delete_cell", args)
+	if !held.NeedsInput() {
+		t.Fatalf("the host's call was not held for its answer: %q", textOf(held))
+	}
+	impostor := h.rawClient("http", "host")
+	res := retryWith(t, impostor, "delete_cell", args, held.RequestState, allowAnswer("approval-1"))
+	if !res.IsError || !strings.Contains(textOf(res), "does not count here") || !strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Fatalf("the host's state over HTTP: %q (isError %v)", textOf(res), res.IsError)
+	}
+	res = retryWith(t, host, "delete_cell", args, held.RequestState, allowAnswer("approval-1"))
+	if res.IsError || res.NeedsInput() || strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Errorf("the host's own answer: %q", textOf(res))
+	}
+}
