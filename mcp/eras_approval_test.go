@@ -281,3 +281,76 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// A client of the old era approves only through elicitation within its
+// call: a requestState and inputResponses it sends with a tools/call (a
+// 2026-07-28 client's, stolen; one forged with another key; the same one
+// replayed) answer nothing. Its own person is asked, their "deny" stands,
+// nothing runs, and the state it stole is not spent: the call it was
+// issued for is still answered by its own client.
+func TestAnOldEraCallCannotBeAnsweredByInputResponses(t *testing.T) {
+	t.Parallel()
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			h := trustingHarness(t)
+			victim := h.rawClient(transport, "agent")
+			rel := approvalNotebook(t, h, victim, time.Minute)
+			args := map[string]any{"cell_indices": []int{0}}
+			held := callTool(t, victim, "delete_cell", args)
+			if !held.NeedsInput() || held.RequestState == "" {
+				t.Fatalf("a held call answered %+v", held)
+			}
+			el := &elicitingClient{}
+			old := h.connectAs(transport, eraLegacy, "agent", el.options(func(context.Context, string) (*sdk.ElicitResult, error) {
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny", "reason": "no"}}, nil
+			}))
+			p, err := h.s.states.verify(held.RequestState, "delete_cell", mustJSON(t, args), "@agent 1", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			forged := newStateKeeper(h.s.states.inst).sign(p)
+			for i, state := range []string{held.RequestState, forged, held.RequestState} {
+				res := retryWith(t, old, "delete_cell", args, state, allowAnswer("approval-1"))
+				if res.NeedsInput() || !res.IsError || !strings.Contains(textOf(res), "declined this call: no") {
+					t.Errorf("old-era call %d with a state: %q (isError %v)", i, textOf(res), res.IsError)
+				}
+				if n := len(el.asked()); n != i+1 {
+					t.Errorf("old-era call %d: its person was asked %d times in all, want %d", i, n, i+1)
+				}
+				if !strings.Contains(string(h.file(rel)), `"a = 1"`) {
+					t.Fatalf("old-era call %d ran on an answer it carried", i)
+				}
+			}
+			res := retryWith(t, victim, "delete_cell", args, held.RequestState, allowAnswer("approval-1"))
+			if res.IsError || res.NeedsInput() || strings.Contains(string(h.file(rel)), `"a = 1"`) {
+				t.Errorf("the held call's own answer after the old-era attempts: %q", textOf(res))
+			}
+		})
+	}
+}
+
+// The answer to a call held for a 2026-07-28 stdio host counts only from a
+// channel whose answer counts (trust.go): the same state, sent over HTTP
+// by a client giving the host's own name, is refused and spends nothing;
+// the host's own retry then runs the call.
+func TestAStdioHostsAnswerDoesNotCountOverHTTP(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	host := h.rawClient("stdio", "host")
+	rel := approvalNotebook(t, h, host, time.Minute)
+	args := map[string]any{"cell_indices": []int{0}}
+	held := callTool(t, host, "delete_cell", args)
+	if !held.NeedsInput() {
+		t.Fatalf("the host's call was not held for its answer: %q", textOf(held))
+	}
+	impostor := h.rawClient("http", "host")
+	res := retryWith(t, impostor, "delete_cell", args, held.RequestState, allowAnswer("approval-1"))
+	if !res.IsError || !strings.Contains(textOf(res), "does not count here") || !strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Fatalf("the host's state over HTTP: %q (isError %v)", textOf(res), res.IsError)
+	}
+	res = retryWith(t, host, "delete_cell", args, held.RequestState, allowAnswer("approval-1"))
+	if res.IsError || res.NeedsInput() || strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Errorf("the host's own answer: %q", textOf(res))
+	}
+}

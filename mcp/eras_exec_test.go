@@ -201,3 +201,24 @@ func TestClosingTheStreamCancelsTheCall(t *testing.T) {
 		}
 	}
 }
+
+// The notebooks in use are listed as resources, and a change of that list
+// reaches a client on both eras: on 2026-07-28 through the listen the Go
+// client opens when it has a list-changed handler.
+func TestListChangedOnBothEras(t *testing.T) {
+	t.Parallel()
+	eachEra(t, func(t *testing.T, transport string, e era) {
+		h := newHarness(t)
+		changed := make(chan struct{}, 16)
+		cs := h.connectAs(transport, e, "agent", &sdk.ClientOptions{
+			ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { changed <- struct{}{} },
+		})
+		if listed(t, cs, "gamma") {
+			t.Fatal("notebook listed before use")
+		}
+		ok(t, cs, "use_notebook", map[string]any{"notebook_name": "gamma", "notebook_path": h.writeNotebook("gamma.ipynb", "1 + 1")})
+		awaitListChanged(t, cs, changed, "gamma", true)
+		ok(t, cs, "unuse_notebook", map[string]any{"notebook_name": "gamma"})
+		awaitListChanged(t, cs, changed, "gamma", false)
+	})
+}

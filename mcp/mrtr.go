@@ -145,6 +145,16 @@ func (s *Server) retry(ctx context.Context, method string, ctr *sdk.CallToolRequ
 	tool := ctr.Params.Name
 	now := time.Now()
 	p, err := s.states.verify(ctr.Params.RequestState, tool, ctr.Params.Arguments, owner.key, now)
+	if err == nil && p.Kind == stateCall && !s.trusted(ctr.Session) {
+		// Whose answer counts is the same for the retry as for the
+		// question (trust.go): a state read off the stdio host's pipe
+		// and sent over HTTP under the host's name answers nothing,
+		// and spends nothing.
+		err = &stateError{"the answer came from a client whose answer to an approval does not count here (over HTTP it counts only when this server was started with --trust-client-approval)"}
+	}
+	if err == nil && p.Kind == stateHost && ctr.Session != s.hostSession() {
+		err = &stateError{"the answer was given to another client"}
+	}
 	if err == nil && !s.states.spend(p, now) {
 		err = &stateError{"this answer was used already (an answer counts once)"}
 	}
@@ -153,9 +163,6 @@ func (s *Server) retry(ctx context.Context, method string, ctr *sdk.CallToolRequ
 		if r = s.runs.get(p.Run); r == nil || r.owner.key != owner.key {
 			err = &stateError{"the held call it answers is gone (it was decided, or its approval timed out)"}
 		}
-	}
-	if err == nil && p.Kind == stateHost && ctr.Session != s.hostSession() {
-		err = &stateError{"the answer was given to another client"}
 	}
 	if err == nil && p.Kind != stateCall && p.Kind != stateHost {
 		err = &stateError{"the requestState is not one this server issued"}
