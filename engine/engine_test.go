@@ -250,6 +250,7 @@ func TestJupyter(t *testing.T) {
 	run("ExecuteTimeout", testExecuteTimeout)
 	run("ExecuteRerunWhileRunning", testExecuteRerun)
 	run("ExecuteCancel", testExecuteCancel)
+	run("ExecuteCancelQueued", testExecuteCancelQueued)
 	run("ExecuteInput", testExecuteInput)
 	run("ExecuteBigOutput", testExecuteBigOutput)
 	run("ExecuteCode", testExecuteCode)

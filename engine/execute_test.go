@@ -398,3 +398,52 @@ func testExecuteRerun(t *testing.T, f *fixture) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A call cancelled while its run waits in the kernel's queue behind
+// another leaves that other run alone (interrupting the kernel would stop
+// it), returns at once, and its own run is interrupted as soon as it
+// starts: the rest of it never runs.
+func testExecuteCancelQueued(t *testing.T, f *fixture) {
+	e := f.e
+	f.useOwnKernel(t, "s", "nb", "queued.ipynb", "create")
+	type ran struct {
+		res ExecResult
+		err error
+	}
+	ahead := make(chan ran, 1)
+	go func() {
+		res, err := e.ExecuteCode(ctxT(t), "s", "import time\nprint('ahead', flush=True)\ntime.sleep(3)\nprint('ahead done')", ExecOptions{Timeout: 30 * time.Second})
+		ahead <- ran{res, err}
+	}()
+	time.Sleep(500 * time.Millisecond) // the run ahead is on the kernel
+	ctx, cancel := context.WithCancel(ctxT(t))
+	time.AfterFunc(500*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := e.InsertExecuteCell(ctx, "s", "", -1, "import time\ntime.sleep(1)\nprint('queued', 'ran')", ExecOptions{Timeout: 30 * time.Second})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "queued behind another run") || res.Status != "aborted" {
+		t.Fatalf("the queued call: %q %v", res.Status, err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the queued call returned after %s", took)
+	}
+	a := <-ahead
+	checkNoError(t, "the run ahead", a.err)
+	if got := describe(a.res.Outputs); len(got) != 1 || got[0] != "stream:stdout:ahead\nahead done\n" {
+		t.Fatalf("the run ahead: %q", got)
+	}
+	// The queued cell starts and is interrupted at once.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		outs := describe(f.disk(t, "queued.ipynb").Cells[0].Outputs)
+		if strings.Contains(strings.Join(outs, "|"), "queued ran") {
+			t.Fatalf("the cancelled run ran on: %q", outs)
+		}
+		if len(outs) > 0 && outs[len(outs)-1] == "error:KeyboardInterrupt" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queued cell: %q", outs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

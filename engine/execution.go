@@ -73,8 +73,13 @@ type execution struct {
 	err          error // ErrKernelDied, ErrDisconnected, ...
 	restarted    bool
 	interrupted  bool
-	ended        bool        // the run finished or was abandoned: later messages are dropped
-	flushTimer   *time.Timer // a pending timed flush, or nil
+	// begun: the kernel has started this run (its first message came).
+	// dropOnStart: it was cancelled while still queued behind another
+	// run, and is interrupted the moment it starts (abort).
+	begun       bool
+	dropOnStart bool
+	ended       bool        // the run finished or was abandoned: later messages are dropped
+	flushTimer  *time.Timer // a pending timed flush, or nil
 
 	flushMu sync.Mutex // serializes notebook writes of this run
 	flushed int        // the version last saved
@@ -91,10 +96,34 @@ type outputState struct {
 // abort interrupts the kernel for a cancelled call and returns what the run
 // produced, with an error wrapping the context's.
 func (x *execution) abort(ctx context.Context) (execOutcome, error) {
+	x.mu.Lock()
+	queued := !x.begun && !x.ended
+	if queued {
+		x.dropOnStart, x.interrupted = true, true
+	}
+	x.mu.Unlock()
+	if queued {
+		// Interrupting the kernel now would stop the run ahead of this
+		// one, someone else's. The kernel cannot take a queued request
+		// back: this one is interrupted as soon as it starts (handle).
+		out := x.outcome(false)
+		out.Status = "aborted"
+		return out, fmt.Errorf("the execution was cancelled while queued behind another run on kernel %s; it is interrupted as soon as the kernel starts it: %w", x.kernel.id, context.Cause(ctx))
+	}
 	finished := x.interruptAndWait(ctx, "interrupting a kernel for a cancelled call")
 	out := x.outcome(!finished)
 	out.Status = "aborted"
 	return out, fmt.Errorf("the execution was cancelled and kernel %s was interrupted: %w", x.kernel.id, context.Cause(ctx))
+}
+
+// interruptQueued interrupts the kernel for a run cancelled while it was
+// queued, now that it has started.
+func (x *execution) interruptQueued() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := x.client.InterruptKernel(ctx, x.kernel.id); err != nil {
+		x.e.log.Warn("interrupting a kernel for a run cancelled while queued", "kernel", x.kernel.id, "err", err)
+	}
 }
 
 // interruptAndWait interrupts the run's kernel and waits, up to abortGrace,
@@ -382,6 +411,12 @@ func (x *execution) handle(m jupyter.Message) {
 	}
 	if x.doc != nil && x.flushTimer == nil {
 		x.flushTimer = time.AfterFunc(flushInterval, x.timedFlush)
+	}
+	if !x.begun {
+		x.begun = true
+		if x.dropOnStart {
+			go x.interruptQueued()
+		}
 	}
 	switch m.Header.MsgType {
 	case "execute_input":

@@ -398,3 +398,53 @@ func TestTasksMcpNameMustBeTheTaskID(t *testing.T) {
 		}
 	}
 }
+
+// Cancelling a task queued behind another run on the same kernel leaves
+// the run ahead alone: it completes, uninterrupted; the queued one is
+// cancelled and is interrupted as soon as the kernel starts it, so what it
+// would have printed after its first statement never comes.
+func TestCancellingAQueuedTaskLeavesTheRunAhead(t *testing.T) {
+	t.Parallel()
+	h := trustingHarness(t)
+	c := h.taskClient("http", "agent", true)
+	useNotebook(t, h, c, "queue", "x = 1")
+	ahead, err := c.call("execute_code", map[string]any{"code": "import time\ntime.sleep(8)\nprint('ahead done')", "timeout": 60})
+	if err != nil || ahead["resultType"] != "task" {
+		t.Fatalf("the run ahead: %v %v", err, ahead)
+	}
+	queued, err := c.call("insert_execute_code_cell", map[string]any{"cell_index": -1, "notebook_name": "queue", "timeout": 60,
+		"cell_source": "import time\ntime.sleep(1)\nprint('queued', 'ran')"})
+	if err != nil || queued["resultType"] != "task" {
+		t.Fatalf("the queued run: %v %v", err, queued)
+	}
+	if _, err := c.request("tasks/cancel", map[string]any{"taskId": queued["taskId"]}); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := c.pollUntil(queued["taskId"].(string), 5*time.Second, "completed", "failed", "cancelled")
+	if q["status"] != "cancelled" {
+		t.Fatalf("the queued task: %v", q)
+	}
+	a, _ := c.pollUntil(ahead["taskId"].(string), 30*time.Second, "completed", "failed", "cancelled")
+	text := resultText(a["result"].(map[string]any))
+	if a["status"] != "completed" || !strings.Contains(text, "ahead done") || strings.Contains(text, "KeyboardInterrupt") {
+		t.Fatalf("the run ahead: %v", a)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		cell, err := c.call("read_cell", map[string]any{"cell_index": 1, "notebook_name": "queue"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := resultText(cell)
+		if strings.Contains(got, "queued ran") {
+			t.Fatalf("the cancelled queued run ran on: %s", got)
+		}
+		if strings.Contains(got, "KeyboardInterrupt") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queued cell: %s", got)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
