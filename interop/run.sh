@@ -88,6 +88,7 @@ unset MCP_URL MCP_TOKEN
 step "MCP conformance suite" bash "$INTEROP_DIR/conformance.sh"
 step "MCP conformance of revision 2026-07-28" env CONFORMANCE=2026 bash "$INTEROP_DIR/conformance.sh"
 step "both protocol eras, client by client (matrix)" bash "$INTEROP_DIR/eras.sh"
+step "long runs as tasks, 2025-11-25 (TypeScript SDK experimental tasks)" bash "$INTEROP_DIR/tasks.sh"
 if [ "${SKIP_HUB:-}" != 1 ]; then
 	step "e2e through JupyterHub" bash "$REPO_DIR/scripts/jupyterhub.sh"
 fi

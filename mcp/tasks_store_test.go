@@ -127,3 +127,43 @@ func TestTaskStatusByEra(t *testing.T) {
 		}
 	}
 }
+
+// params.task is moved into _meta, where the SDK keeps it; anything else
+// passes as it came.
+func TestMoveLegacyTask(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute_code","arguments":{"code":"1"},"task":{"ttl":60000},"_meta":{"progressToken":1}}}`
+	out := string(moveLegacyTask([]byte(in)))
+	if strings.Contains(out, `"task":{`) || !strings.Contains(out, `"io.jupyter-mcp/task":{"ttl":60000}`) || !strings.Contains(out, `"progressToken":1`) {
+		t.Errorf("moved: %s", out)
+	}
+	for _, same := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute_code","arguments":{"code":"task"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"task"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","task":{},"_meta":"bad"}}`,
+		`not json "task" tools/call`,
+	} {
+		if got := string(moveLegacyTask([]byte(same))); got != same {
+			t.Errorf("changed %s into %s", same, got)
+		}
+	}
+}
+
+// The SEP-1686 additions leave the rest of the SDK's encoding as it was.
+func TestLegacyTaskAdditionsKeepTheRestByteForByte(t *testing.T) {
+	init := `{"capabilities":{"logging":{},"tools":{"listChanged":true}},"protocolVersion":"2025-11-25"}`
+	got := string(addLegacyTaskCapability([]byte(init)))
+	want := `{"capabilities":{"logging":{},"tools":{"listChanged":true},"tasks":` + legacyTasksCapability + `},"protocolVersion":"2025-11-25"}`
+	if got != want {
+		t.Errorf("initialize:\n%s\nwant\n%s", got, want)
+	}
+	s := &Server{tools: map[string]*toolDef{"execute_code": {runsCode: true}, "read_cell": {}}}
+	list := `{"tools":[{"name":"read_cell","inputSchema":{}},{"name":"execute_code","inputSchema":{"type":"object"}}]}`
+	got = string(s.addTaskSupport([]byte(list)))
+	want = `{"tools":[{"name":"read_cell","inputSchema":{}},{"name":"execute_code","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`
+	if got != want {
+		t.Errorf("tools/list:\n%s\nwant\n%s", got, want)
+	}
+	if got := string(appendField([]byte(`{}`), "a", []byte(`1`))); got != `{"a":1}` {
+		t.Errorf("empty object: %s", got)
+	}
+}
