@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/output"
 )
 
@@ -141,6 +142,10 @@ func New(e *engine.Engine, opts Options) *Server {
 		states:   newStateKeeper(opts.Instance),
 	}
 	s.tasks = newTaskStore(s.states.inst, opts.MaxTasks, opts.MaxTaskBytes)
+	s.tasks.onChange = func(t *task) {
+		// The workbench's call row: the task's id, state and polls.
+		e.Calls().Task(t.r.id, event.CallTask{ID: t.id, State: t.status(), Polls: t.pollCount()})
+	}
 	// The SDK's default capabilities (logging) plus the tasks extension,
 	// which server/discover then advertises.
 	caps := &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}}

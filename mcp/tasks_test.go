@@ -448,3 +448,58 @@ func TestCancellingAQueuedTaskLeavesTheRunAhead(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}
 }
+
+// The workbench sees the task on its call (id, state, polls), and its
+// cancel (x x, the engine's CancelCall) is the task's: the kernel is
+// interrupted and the agent's next poll says cancelled.
+func TestTheWorkbenchSeesAndCancelsATask(t *testing.T) {
+	t.Parallel()
+	h := trustingHarness(t)
+	c := h.taskClient("http", "agent", true)
+	useNotebook(t, h, c, "wb", "x = 1")
+	sub := h.e.Bus().SubscribeTo(256, event.EvCallTask, event.EvExecFinished)
+	defer sub.Close()
+	created, err := c.call("execute_code", map[string]any{"code": "import time\ntime.sleep(60)", "timeout": 90})
+	if err != nil || created["resultType"] != "task" {
+		t.Fatalf("not a task: %v %v", err, created)
+	}
+	id := created["taskId"].(string)
+	for range 3 {
+		if _, err := c.get(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var callID string
+	deadline := time.After(10 * time.Second)
+	for callID == "" {
+		select {
+		case ev := <-sub.C():
+			if ev.Type == event.EvCallTask && ev.Call.Task.ID == id && ev.Call.Task.Polls == 3 && ev.Call.Task.State == "working" {
+				callID = ev.Call.ID
+			}
+		case <-deadline:
+			t.Fatal("no call.task event with 3 polls")
+		}
+	}
+	start := time.Now()
+	if err := h.e.Calls().Cancel(callID); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := c.pollUntil(id, 10*time.Second, "completed", "failed", "cancelled")
+	if done["status"] != "cancelled" || !strings.Contains(done["statusMessage"].(string), "the person at the workbench") || time.Since(start) > 2*time.Second {
+		t.Fatalf("after the workbench's cancel (%s): %v", time.Since(start), done)
+	}
+	for {
+		select {
+		case ev := <-sub.C():
+			if ev.Type == event.EvExecFinished {
+				if ev.Exec.Status != "interrupted" {
+					t.Errorf("the execution ended %q", ev.Exec.Status)
+				}
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the execution did not end")
+		}
+	}
+}

@@ -213,7 +213,7 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 			// The person's own call (a resend): marked, and in its colour.
 			tool = "↻ " + tool
 		}
-		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), tool, argsSummary(c), dur, "")
+		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), tool, taskNote(c)+argsSummary(c), dur, "")
 		switch {
 		case i == sel:
 			row = s.Selected.Render(row)

@@ -279,6 +279,13 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	if c.Progress != "" && c.Status == event.CallRunning {
 		add(s.Muted.Render("progress: ") + c.Progress)
 	}
+	if c.Task != nil {
+		line := s.Muted.Render("task: ") + c.Task.ID + "  " + c.Task.State + ", " + polls(c.Task.Polls)
+		if c.Status == event.CallRunning || c.Status == event.CallHeld {
+			line += s.Muted.Render("  (x x cancels it: the agent's next poll says cancelled)")
+		}
+		add(line)
+	}
 	if c.DecidedBy != "" {
 		add(s.Muted.Render("decided by: ") + c.DecidedBy)
 	}

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
@@ -20,6 +21,27 @@ func argsSummary(c *observe.Call) string {
 		c.ArgsLine = shortArgs(c.Args)
 	}
 	return c.ArgsLine
+}
+
+// taskNote is what a call row says of its task, before the arguments:
+// the end of its id (enough to tell tasks apart), its state and polls.
+func taskNote(c *observe.Call) string {
+	if c.Task == nil {
+		return ""
+	}
+	id := c.Task.ID
+	if len(id) > 6 {
+		id = "…" + id[len(id)-6:]
+	}
+	return "task " + id + " " + c.Task.State + ", " + polls(c.Task.Polls) + " · "
+}
+
+// polls counts a task's polls.
+func polls(n int) string {
+	if n == 1 {
+		return "1 poll"
+	}
+	return fmt.Sprintf("%d polls", n)
 }
 
 // prettyJSON indents raw JSON for display; invalid JSON is returned as is.

@@ -120,6 +120,12 @@ func sanitizeCall(c *event.CallEvent) *event.CallEvent {
 	cc := *c
 	changed := cleanStrings(&cc.ID, &cc.Session, &cc.Tool, &cc.Progress, &cc.Text, &cc.Error,
 		&cc.SchemaProblem, &cc.CellID, &cc.Notebook, &cc.Summary, &cc.UndoOf, &cc.ResendOf, &cc.DecidedBy)
+	if cc.Task != nil {
+		t := *cc.Task
+		if cleanStrings(&t.ID, &t.State) {
+			cc.Task, changed = &t, true
+		}
+	}
 	st := string(cc.Status)
 	if cleanStrings(&st) {
 		cc.Status, changed = event.CallStatus(st), true

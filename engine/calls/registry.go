@@ -588,6 +588,12 @@ func (r *Registry) Progress(id, note string) {
 	}
 }
 
+// Task publishes what the call's client does with it as a task. The call
+// may have finished: its client polls on after that.
+func (r *Registry) Task(id string, t event.CallTask) {
+	r.publishCall(event.EvCallTask, event.CallEvent{ID: id, Task: &t})
+}
+
 // Cancel cancels a running or held call (a human action).
 func (r *Registry) Cancel(id string) error {
 	r.mu.Lock()

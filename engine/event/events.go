@@ -24,6 +24,9 @@ const (
 	EvCallProgress EventType = "call.progress"
 	EvCallFinished EventType = "call.finished"
 	EvCallHeld     EventType = "call.held" // waiting for approval or for resume
+	// EvCallTask: the call's client holds it as an MCP task, polled
+	// apart from its request (its task id, state and polls changed).
+	EvCallTask EventType = "call.task"
 
 	// MCP client sessions.
 	EvSessionOpened EventType = "session.opened"
@@ -126,6 +129,10 @@ type CallEvent struct {
 	// Progress (EvCallProgress).
 	Progress string `json:"progress,omitempty"`
 
+	// Task, when the call's client holds it as an MCP task (EvCallTask,
+	// and kept on the call from then on).
+	Task *CallTask `json:"task,omitempty"`
+
 	// Preview (EvCallHeld, when held for approval): what it would do.
 	Preview *CallPreview `json:"preview,omitempty"`
 
@@ -149,6 +156,15 @@ type CallEvent struct {
 	TextBytes       int `json:"textBytes,omitempty"`
 	StructuredBytes int `json:"structuredBytes,omitempty"`
 	ImageBytes      int `json:"imageBytes,omitempty"`
+}
+
+// CallTask is what a call's client does with it as a task: the task's
+// id, its state in the client's words (working, input_required,
+// completed, failed, cancelled), and how often the client polled it.
+type CallTask struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+	Polls int    `json:"polls"`
 }
 
 // SessionEvent tells of an MCP client session opening or closing.

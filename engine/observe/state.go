@@ -182,7 +182,7 @@ func NewState(decode ImageDecoder) *State {
 func (s *State) Apply(ev event.Event) {
 	s.Applied++
 	switch ev.Type {
-	case event.EvCallStarted, event.EvCallProgress, event.EvCallHeld, event.EvCallFinished:
+	case event.EvCallStarted, event.EvCallProgress, event.EvCallHeld, event.EvCallFinished, event.EvCallTask:
 		if ev.Call != nil {
 			s.CallsVer++
 			s.applyCall(ev)
@@ -262,6 +262,9 @@ func capString(s string, n int) (string, int) {
 func (s *State) applyCall(ev event.Event) {
 	c := ev.Call
 	r, ok := s.callIndex[c.ID]
+	if !ok && ev.Type == event.EvCallTask {
+		return // a call no longer kept: its task's polls draw nothing
+	}
 	if !ok {
 		r = &Call{CallEvent: event.CallEvent{ID: c.ID}}
 		s.callIndex[c.ID] = r
@@ -299,6 +302,10 @@ func (s *State) applyCall(ev event.Event) {
 	}
 	if c.DecidedBy != "" {
 		r.DecidedBy = c.DecidedBy
+	}
+	if c.Task != nil {
+		t := *c.Task
+		r.Task = &t
 	}
 	if !c.Started.IsZero() {
 		r.Started = c.Started
