@@ -110,6 +110,7 @@ func run(outPath, bin string, rounds int, only string, keep bool) int {
 		{"10", "execute_code 1+1 on a stock jupyter-server", b.fig10},
 		{"11", "instant start", b.figInstant},
 		{"12", "big notebooks in the workbench", b.figBigNotebook},
+		{"13", "long runs as MCP tasks", b.figTasks},
 	}
 	for _, s := range steps {
 		if len(want) > 0 && !want[s.n] {

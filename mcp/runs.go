@@ -141,6 +141,9 @@ func (s *Server) startRun(ctx context.Context, req *sdk.CallToolRequest, owner c
 		res, err := s.runBody(rctx, r, body)
 		r.mu.Lock()
 		r.res, r.err, r.state, r.ask = res, err, runDone, nil
+		// A finished run (a task's, kept an hour) keeps its result, not
+		// its request.
+		r.req, r.cancel = nil, nil
 		r.ended = time.Now()
 		r.changeLocked()
 		r.mu.Unlock()
@@ -161,6 +164,16 @@ func (s *Server) runBody(ctx context.Context, r *run, body func(context.Context,
 	return s.safely(func(ctx context.Context, _ string, _ sdk.Request) (sdk.Result, error) {
 		return body(ctx, r)
 	}, ctx, "tools/call", r.req)
+}
+
+// stop cancels the run's context with cause, unless it has ended.
+func (r *run) stop(cause error) {
+	r.mu.Lock()
+	cancel := r.cancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
 }
 
 func (r *run) changeLocked() {
@@ -244,7 +257,7 @@ func (r *run) wait(ctx context.Context, deadline <-chan time.Time, keep bool) (s
 			if keep {
 				return st, q, false
 			}
-			r.cancel(errClientCancelled)
+			r.stop(errClientCancelled)
 			for {
 				st, q, ch := r.snapshot()
 				if st != runRunning {

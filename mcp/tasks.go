@@ -386,5 +386,5 @@ var errTaskCancelled = errors.New("the agent cancelled the task")
 // is dropped before it starts (the engine's cancel of its context).
 func (s *Server) cancelTask(t *task, by string) {
 	t.r.markCancelled(by)
-	t.r.cancel(errTaskCancelled)
+	t.r.stop(errTaskCancelled)
 }

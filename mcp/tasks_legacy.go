@@ -48,7 +48,7 @@ func (s *Server) legacyTaskCall(ctx context.Context, method string, ctr *sdk.Cal
 	t := s.tasks.add(r, legacyOwner(ctr.Session), taskLegacy)
 	if t == nil {
 		// Full of running tasks: SEP-1686 lets a receiver refuse.
-		r.cancel(errClientCancelled)
+		r.stop(errClientCancelled)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "this server holds as many running tasks as it may (--max-tasks); call the tool without a task, or later"}
 	}
 	s.taskChanged(t)
