@@ -148,6 +148,7 @@ func New(e *engine.Engine, opts Options) *Server {
 	}
 	// The SDK's default capabilities (logging) plus the tasks extension,
 	// which server/discover then advertises.
+	//lint:ignore SA1019 deprecated only from protocol 2026-07-28; the SDK's own default, which 2025-11-25 hosts read
 	caps := &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}}
 	caps.AddExtension(extTasks, nil)
 	s.srv = sdk.NewServer(&sdk.Implementation{

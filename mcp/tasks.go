@@ -244,18 +244,6 @@ func (ts *taskStore) list(owner string) []*task {
 	return out
 }
 
-// byCall is the task of a call, if it is one.
-func (ts *taskStore) byCall(callID string) *task {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	for _, t := range ts.byID {
-		if t.r.id == callID {
-			return t
-		}
-	}
-	return nil
-}
-
 // endedAt is when the task's run ended (ok false: it has not).
 func (t *task) endedAt() (time.Time, bool) {
 	t.r.mu.Lock()

@@ -503,3 +503,47 @@ func TestTheWorkbenchSeesAndCancelsATask(t *testing.T) {
 		}
 	}
 }
+
+// The sandbox path: execute_code on the sandbox the client selected
+// (use_sandbox) becomes a task as a kernel's run does, polled to its
+// result, and is cancelled by tasks/cancel.
+func TestExecuteCodeOnASandboxIsATask(t *testing.T) {
+	t.Parallel()
+	h := trustingHarness(t)
+	c := h.taskClient("http", "agent", true)
+	for _, step := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"launch_sandbox", map[string]any{"sandbox_name": "py", "variant": "eval"}},
+		{"use_sandbox", map[string]any{"sandbox_name": "py"}},
+	} {
+		if res, err := c.call(step.tool, step.args); err != nil || res["isError"] == true {
+			t.Fatalf("%s: %v %v", step.tool, err, res)
+		}
+	}
+	t.Cleanup(func() { _, _ = c.call("terminate_sandbox", map[string]any{"sandbox_name": "py"}) })
+	created, err := c.call("execute_code", map[string]any{"code": "import time\ntime.sleep(3)\nprint('on the sandbox')", "timeout": 60})
+	if err != nil || created["resultType"] != "task" {
+		t.Fatalf("not a task: %v %v", err, created)
+	}
+	done, _ := c.pollUntil(created["taskId"].(string), 30*time.Second, "completed", "failed", "cancelled")
+	if done["status"] != "completed" || !strings.Contains(resultText(done["result"].(map[string]any)), "on the sandbox") {
+		t.Fatalf("the sandbox's task: %v", done)
+	}
+	long, err := c.call("execute_code", map[string]any{"code": "import time\ntime.sleep(60)", "timeout": 90})
+	if err != nil || long["resultType"] != "task" {
+		t.Fatalf("not a task: %v %v", err, long)
+	}
+	start := time.Now()
+	if _, err := c.request("tasks/cancel", map[string]any{"taskId": long["taskId"]}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.pollUntil(long["taskId"].(string), 10*time.Second, "completed", "failed", "cancelled"); got["status"] != "cancelled" || time.Since(start) > 2*time.Second {
+		t.Fatalf("after %s: %v", time.Since(start), got)
+	}
+	next, err := c.call("execute_code", map[string]any{"code": "print('next')", "timeout": 30})
+	if err != nil || !strings.Contains(resultText(next), "next") {
+		t.Errorf("the sandbox after the cancel: %v %v", err, next)
+	}
+}
