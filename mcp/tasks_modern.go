@@ -120,8 +120,11 @@ func (t *task) view2026(keep time.Duration, detailed bool) map[string]any {
 	case status == "failed" && err != nil:
 		v["error"] = rpcErrorOf(err)
 	case status == "completed" && res != nil:
-		// Exactly what the call would have returned: no resultType of
-		// its own (the tasks/get answer has it), no related-task.
+		// Exactly what the call would have returned (its resultType
+		// too, as the plain answer stamps it), no related-task.
+		if r, ok := res.(*sdk.CallToolResult); ok {
+			res = stampComplete(r)
+		}
 		v["result"] = res
 	}
 	return v

@@ -547,3 +547,32 @@ func TestExecuteCodeOnASandboxIsATask(t *testing.T) {
 		t.Errorf("the sandbox after the cancel: %v %v", err, next)
 	}
 }
+
+// tasks/cancel of a task that waits for approval withdraws the call: it
+// never runs, and the task says cancelled.
+func TestCancellingAHeldTaskRunsNothing(t *testing.T) {
+	t.Parallel()
+	h := trustingHarness(t)
+	c := h.taskClient("stdio", "agent", true)
+	rel := useNotebook(t, h, c, "held", "a = 1", "b = 2")
+	h.e.Calls().SetApproval(calls.ApproveDestructive, time.Minute)
+	created, err := c.call("delete_cell", map[string]any{"cell_indices": []int{0}, "notebook_name": "held"})
+	if err != nil || created["status"] != "input_required" {
+		t.Fatalf("a held call: %v %v", err, created)
+	}
+	id := created["taskId"].(string)
+	if _, err := c.request("tasks/cancel", map[string]any{"taskId": id}); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := c.pollUntil(id, 10*time.Second, "completed", "failed", "cancelled")
+	if done["status"] != "cancelled" || done["inputRequests"] != nil || !strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Fatalf("after cancelling the held task: %v", done)
+	}
+	if _, err := c.request("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approval-1": map[string]any{"action": "accept", "content": map[string]any{"decision": "allow"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The run has ended: nothing is left for an answer to reach.
+	if got, _ := c.get(id); got["status"] != "cancelled" || !strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Errorf("an answer after the cancel: %v", got)
+	}
+}
