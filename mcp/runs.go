@@ -94,6 +94,7 @@ type run struct {
 	// its execution, when its state or progress last changed, and who
 	// cancelled it ("" if no one did).
 	progress    string
+	started     time.Time
 	updated     time.Time
 	cancelledBy string
 }
@@ -124,6 +125,7 @@ func (s *Server) startRun(ctx context.Context, req *sdk.CallToolRequest, owner c
 		owner:   owner,
 		cancel:  cancel,
 		changed: make(chan struct{}),
+		started: time.Now(),
 	}
 	t := &s.runs
 	t.mu.Lock()

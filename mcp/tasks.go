@@ -317,6 +317,10 @@ func (t *task) statusMessage() string {
 		return "Waiting for the person at the client (or at the workbench) to approve the call."
 	case t.r.state == runDone:
 		return ""
+	case t.r.progress == "":
+		// Before an execution's first progress (every progress_interval
+		// seconds), or a call that reports none.
+		return fmt.Sprintf("Running for %.0fs; no progress reported yet.", time.Since(t.r.started).Seconds())
 	}
 	return t.r.progress
 }
