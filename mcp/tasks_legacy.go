@@ -79,14 +79,7 @@ func (t *task) view1686(keep time.Duration) map[string]any {
 // stream, tagged with the task, and its answer races the workbench as a
 // plain call's does.
 func (s *Server) taskResult(ctx context.Context, ss *sdk.ServerSession, p *taskParams) (*rawResult, error) {
-	owner, era, err := s.taskCaller(ss, p)
-	if err != nil {
-		return nil, err
-	}
-	if era == taskModern {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: tasks/result is not part of the 2026-07-28 tasks extension; poll tasks/get, whose completed task carries the result"}
-	}
-	t, err := s.tasks.get(p.TaskID, owner)
+	t, _, err := s.findTask(ss, p, taskModern, "Method not found: tasks/result is not part of the 2026-07-28 tasks extension; poll tasks/get, whose completed task carries the result")
 	if err != nil {
 		return nil, err
 	}

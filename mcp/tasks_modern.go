@@ -178,6 +178,23 @@ func legacyOwner(ss *sdk.ServerSession) string {
 	return key
 }
 
+// eitherEra is findTask's "no era is refused".
+const eitherEra taskEra = -1
+
+// findTask is the caller's task p names, with the era the request speaks;
+// a request of era refused is answered "method not found" saying why.
+func (s *Server) findTask(ss *sdk.ServerSession, p *taskParams, refused taskEra, why string) (*task, taskEra, error) {
+	owner, era, err := s.taskCaller(ss, p)
+	if err != nil {
+		return nil, era, err
+	}
+	if era == refused {
+		return nil, era, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: why}
+	}
+	t, err := s.tasks.get(p.TaskID, owner)
+	return t, era, err
+}
+
 // ack is the empty result of tasks/update and tasks/cancel on 2026-07-28.
 func ack() *rawResult { return &rawResult{fields: map[string]any{"resultType": "complete"}} }
 
@@ -209,11 +226,7 @@ func (s *Server) addTaskMethods() {
 }
 
 func (s *Server) taskGet(_ context.Context, ss *sdk.ServerSession, p *taskParams) (*rawResult, error) {
-	owner, era, err := s.taskCaller(ss, p)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.tasks.get(p.TaskID, owner)
+	t, era, err := s.findTask(ss, p, eitherEra, "")
 	if err != nil {
 		return nil, err
 	}
@@ -230,14 +243,7 @@ func (s *Server) taskGet(_ context.Context, ss *sdk.ServerSession, p *taskParams
 // ignored, as the extension says, and so is an answer that does not fit
 // the form: the task stays input_required and asks again.
 func (s *Server) taskUpdate(_ context.Context, ss *sdk.ServerSession, p *taskParams) (*rawResult, error) {
-	owner, era, err := s.taskCaller(ss, p)
-	if err != nil {
-		return nil, err
-	}
-	if era == taskLegacy {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tasks/update belongs to the 2026-07-28 tasks extension; on 2025-11-25 call tasks/result, which asks for the input"}
-	}
-	t, err := s.tasks.get(p.TaskID, owner)
+	t, _, err := s.findTask(ss, p, taskLegacy, "tasks/update belongs to the 2026-07-28 tasks extension; on 2025-11-25 call tasks/result, which asks for the input")
 	if err != nil {
 		return nil, err
 	}
@@ -259,11 +265,7 @@ func (s *Server) taskUpdate(_ context.Context, ss *sdk.ServerSession, p *taskPar
 // answers the Task, cancelled, so it waits (boundedly) for the call to
 // stop.
 func (s *Server) taskCancel(ctx context.Context, ss *sdk.ServerSession, p *taskParams) (*rawResult, error) {
-	owner, era, err := s.taskCaller(ss, p)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.tasks.get(p.TaskID, owner)
+	t, era, err := s.findTask(ss, p, eitherEra, "")
 	if err != nil {
 		return nil, err
 	}
