@@ -146,6 +146,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		// The workbench's call row: the task's id, state and polls.
 		e.Calls().Task(t.r.id, event.CallTask{ID: t.id, State: t.status(), Polls: t.pollCount()})
 	}
+	s.tasks.held = e.Calls().Held
 	// The SDK's default capabilities (logging) plus the tasks extension,
 	// which server/discover then advertises.
 	//lint:ignore SA1019 deprecated only from protocol 2026-07-28; the SDK's own default, which 2025-11-25 hosts read

@@ -68,6 +68,7 @@ type task struct {
 	era     taskEra
 	r       *run
 	created time.Time
+	held    func(callID string) bool // nil: never held
 
 	mu    sync.Mutex
 	polls int
@@ -84,8 +85,10 @@ type taskStore struct {
 	maxBytes int
 	keep     time.Duration
 	inst     string
-	// onChange is told of a task's new facts (the workbench's call row).
+	// onChange is told of a task's new facts (the workbench's call row);
+	// held says whether a call waits for the person at the workbench.
 	onChange func(t *task)
+	held     func(callID string) bool
 }
 
 // goneTask is why a task id is no longer found.
@@ -130,7 +133,7 @@ func taskInstance(id string) string {
 // tasks still running: the call then stays a plain call (nothing is lost,
 // the client just waits).
 func (ts *taskStore) add(r *run, owner string, era taskEra) *task {
-	t := &task{id: ts.newTaskID(), owner: owner, era: era, r: r, created: time.Now()}
+	t := &task{id: ts.newTaskID(), owner: owner, era: era, r: r, created: time.Now(), held: ts.held}
 	ts.mu.Lock()
 	ts.sweepLocked(time.Now(), 1)
 	if len(ts.byID) >= ts.max {
@@ -308,6 +311,10 @@ func (t *task) status() string {
 // statusMessage says what the task is doing: the newest progress of its
 // execution, the question it waits on, or who cancelled it.
 func (t *task) statusMessage() string {
+	if t.held != nil && t.held(t.r.id) {
+		// Held where no one asks the client: only the workbench decides.
+		return "Held for approval: waiting for the person at the workbench to allow or deny the call."
+	}
 	t.r.mu.Lock()
 	defer t.r.mu.Unlock()
 	switch {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -574,5 +575,34 @@ func TestCancellingAHeldTaskRunsNothing(t *testing.T) {
 	// The run has ended: nothing is left for an answer to reach.
 	if got, _ := c.get(id); got["status"] != "cancelled" || !strings.Contains(string(h.file(rel)), `"a = 1"`) {
 		t.Errorf("an answer after the cancel: %v", got)
+	}
+}
+
+// An execution held where only the workbench may approve it (an HTTP
+// client whose own answer would not count) becomes a task after the
+// threshold like a running one, and says it waits for the workbench; the
+// person's allow lets it run to its result.
+func TestATaskHeldAtTheWorkbench(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := h.taskClient("http", "agent", true)
+	useNotebook(t, h, c, "wb", "x = 1")
+	h.e.Calls().SetApproval(calls.ApproveExecute, time.Minute)
+	detach := h.e.Calls().AttachWorkbench()
+	defer detach()
+	sub := h.e.Bus().Subscribe(256)
+	defer sub.Close()
+	created, err := c.call("execute_code", map[string]any{"code": "print('allowed')", "timeout": 30})
+	if err != nil || created["resultType"] != "task" || created["status"] != "working" ||
+		!strings.Contains(fmt.Sprint(created["statusMessage"]), "waiting for the person at the workbench") {
+		t.Fatalf("a call held at the workbench: %v %v", err, created)
+	}
+	held := heldEvent(t, sub, "execute_code")
+	if err := h.e.Calls().Decide(held.ID, calls.Verdict{Allow: true, By: "the person at the workbench"}); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := c.pollUntil(created["taskId"].(string), 30*time.Second, "completed", "failed", "cancelled")
+	if done["status"] != "completed" || !strings.Contains(resultText(done["result"].(map[string]any)), "allowed") {
+		t.Fatalf("after the allow: %v", done)
 	}
 }

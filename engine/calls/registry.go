@@ -778,6 +778,15 @@ func (r *Registry) Running(id string) bool {
 	return ok
 }
 
+// Held reports whether call id waits for a decision (approval, or the
+// end of a pause).
+func (r *Registry) Held(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cl, ok := r.calls[id]
+	return ok && cl.status == event.CallHeld
+}
+
 // PublishState publishes the server state (EvServerState): what the
 // options fill in changed (the Jupyter server in use, its state).
 func (r *Registry) PublishState() { r.publishState() }
