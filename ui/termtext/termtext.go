@@ -25,9 +25,13 @@
 //     shown as the text it is.
 //   - carriage return. The engine's output model applies \r (and \b) the
 //     way a terminal would before any text reaches here, so a lone \r is
-//     left only in text that bypassed it (a cell source, a name); drawing it
-//     would move the cursor, so it is dropped: "a\rb" shows "ab", CRLF shows
-//     as LF.
+//     left only in text that bypassed it; drawing it would move the cursor,
+//     so it is dropped: "a\rb" shows "ab", CRLF shows as LF.
+//
+// That is the mode for rendered output. Source text (code, cell sources,
+// diffs, tool arguments, names) goes through Code, Name or JSONCode instead
+// (code.go), which drop nothing and style nothing: every hidden character is
+// shown as a marker, and a lone \r breaks the line as Python reads it.
 //
 // Invalid UTF-8 becomes U+FFFD (except raw C1 bytes, dropped as above).
 //
