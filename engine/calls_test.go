@@ -222,7 +222,7 @@ func TestCallPause(t *testing.T) {
 			defer cancel()
 			res := h.beginAsync(ctx, CallStart{ID: "p", Tool: "insert_cell"})
 			h.next(t, EvCallStarted)
-			if held := h.next(t, EvCallHeld).Call; held.Status != CallHeld || !strings.Contains(held.Progress, "paused") {
+			if held := h.next(t, EvCallHeld).Call; held.Status != CallHeld || !strings.Contains(held.Progress, "paused") || !held.HeldUntil.IsZero() {
 				t.Errorf("held = %+v", held)
 			}
 			select {
@@ -309,6 +309,14 @@ func TestCallApproval(t *testing.T) {
 				held := h.next(t, EvCallHeld).Call
 				if held.Status != CallHeld || !strings.Contains(held.Progress, "approval") || held.Destructive != tt.destructive {
 					t.Errorf("held = %+v", held)
+				}
+				// The workbench counts down to the denial.
+				limit := tt.timeout
+				if limit == 0 {
+					limit = DefaultApprovalTimeout
+				}
+				if left := time.Until(held.HeldUntil); left <= -time.Second || left > limit {
+					t.Errorf("held until %v: %v left, want at most %v", held.HeldUntil, left, limit)
 				}
 				if tt.act != nil {
 					tt.act(t, h)
