@@ -316,7 +316,7 @@ func scenario(t testing.TB) []engine.Event {
 			Cells: []engine.CellSnapshot{{ID: "f3a4b5c6", Type: "code", Source: "for i in range(100):\n    print(i)\n    time.sleep(1)",
 				Outputs: []engine.OutputSnapshot{{Kind: "stream", Name: "stdout", Text: "0\n1\n2\n3\n4\n5\n6\n7\n"}}}}}}),
 		call(25, engine.EvCallStarted, engine.CallEvent{ID: "c6", Session: "sess-7f3a", Tool: "delete_cell", Destructive: true, Args: raw(t, map[string]any{"cell_indices": []int{0}}), Status: engine.CallRunning}),
-		call(25, engine.EvCallHeld, engine.CallEvent{ID: "c6", Status: engine.CallHeld, Editable: true, Preview: &engine.CallPreview{
+		call(25, engine.EvCallHeld, engine.CallEvent{ID: "c6", Status: engine.CallHeld, Editable: true, HeldUntil: at(145), Preview: &engine.CallPreview{
 			Client: "claude-code 1.0", Notebook: "sales", What: "delete 1 of 4 cells",
 			Cells: []engine.PreviewCell{{Index: 0, ID: "a1b2c3d4", Type: "markdown", Source: "# Sales analysis\nQuarterly numbers.", Role: engine.PreviewCellGone}}}}),
 		ev(26, engine.Event{Type: engine.EvSandboxStatus, Sandbox: &engine.SandboxEvent{Name: "scratch", ID: "sb-1", Variant: "local", State: "idle"}}),
