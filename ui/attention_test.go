@@ -8,13 +8,7 @@ import (
 
 func TestNoticeProtocol(t *testing.T) {
 	t.Parallel()
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
-	}
+	env := fakeEnv
 	for _, tc := range []struct {
 		name, mode  string
 		getenv      func(string) string
@@ -60,4 +54,13 @@ func TestNoticeSeq(t *testing.T) {
 	if _, n := terminalAttention(&out, NotifyOff, func(string) string { return "" }, false); n != nil {
 		t.Error("notices on with --notify off")
 	}
+}
+
+// fakeEnv is a getenv over the given key, value pairs.
+func fakeEnv(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
 }
