@@ -66,3 +66,31 @@ func mustMarshal(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// Output keeps its colours, but text drawn in its background's colour gets
+// the terminal's colours back.
+func TestStringUndoesForegroundEqualsBackground(t *testing.T) {
+	t.Parallel()
+	fix := colourFix
+	for in, want := range map[string]string{
+		"\x1b[30;40mhidden\x1b[0m":                  "\x1b[30;40m" + fix + "hidden\x1b[0m",
+		"\x1b[40m\x1b[30mhidden":                    "\x1b[40m\x1b[30m" + fix + "hidden",
+		"\x1b[38;5;1m\x1b[41mhidden":                "\x1b[38;5;1m\x1b[41m" + fix + "hidden",
+		"\x1b[38;2;9;9;9;48;2;9;9;9mx":              "\x1b[38;2;9;9;9;48;2;9;9;9m" + fix + "x",
+		"\x1b[38:2::1:2:3m\x1b[48:2::1:2:3mx":       "\x1b[38:2::1:2:3m\x1b[48:2::1:2:3m" + fix + "x",
+		"\x1b[97m\x1b[107mx\x1b[0m":                 "\x1b[97m\x1b[107m" + fix + "x\x1b[0m",
+		"\x1b[31;41;7mx":                            "\x1b[31;41;7m" + fix + "x",
+		"\x1b[31mred\x1b[0m \x1b[32;40mgreen\x1b[m": "\x1b[31mred\x1b[0m \x1b[32;40mgreen\x1b[m",
+		"\x1b[30m\x1b[0m\x1b[40mx":                  "\x1b[30m\x1b[0m\x1b[40mx",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+		if Clean(in) != (String(in) == in) {
+			t.Errorf("Clean(%q) disagrees with String", in)
+		}
+		if again := String(want); again != want {
+			t.Errorf("String(%q) = %q: not idempotent", want, again)
+		}
+	}
+}

@@ -33,7 +33,9 @@
 // (code.go), which drop nothing and style nothing: every hidden character is
 // shown as a marker, and a lone \r breaks the line as Python reads it.
 //
-// Invalid UTF-8 becomes U+FFFD (except raw C1 bytes, dropped as above).
+// Invalid UTF-8 becomes U+FFFD (except raw C1 bytes, dropped as above). An
+// SGR that leaves text in its background's colour (ESC [30;40m) is kept, and
+// followed by one that gives both colours back to the terminal (sgr.go).
 //
 // Sanitize before cutting or wrapping: the sanitizer sees whole sequences, and
 // what it returns can be cut anywhere except inside an SGR, which
@@ -78,6 +80,7 @@ func String(s string) string {
 		b.WriteString(s[kept:i])
 		kept = i + n
 	}
+	var col colours
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -90,6 +93,12 @@ func String(s string) string {
 			n, keep := escape(s, i)
 			if !keep {
 				drop(i, n)
+			} else if col.apply(s[i+2 : i+n-1]); col.hidden() && !strings.HasPrefix(s[i+n:], colourFix) {
+				// Text in its background's colour: both back to the
+				// terminal's (sgr.go).
+				drop(i+n, 0)
+				b.WriteString(colourFix)
+				col.fg, col.bg = 0, 0
 			}
 			i += n
 		case c < 0x80: // the other C0 controls and DEL
@@ -118,6 +127,7 @@ func String(s string) string {
 
 // Clean reports whether String(s) == s, without building anything.
 func Clean(s string) bool {
+	var col colours
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -129,6 +139,9 @@ func Clean(s string) bool {
 		case c == esc:
 			n, keep := escape(s, i)
 			if !keep {
+				return false
+			}
+			if col.apply(s[i+2 : i+n-1]); col.hidden() && !strings.HasPrefix(s[i+n:], colourFix) {
 				return false
 			}
 			i += n
