@@ -209,7 +209,7 @@ func TestCardShowsEveryCharacterThatRuns(t *testing.T) {
 
 	// 3,000 blank lines: folded, the payload on the first screen, the size
 	// said.
-	p, scr = hold("execute_code", map[string]any{"code": "print('safe')" + strings.Repeat("\n", 3001) + "print('PAYLOAD-LAST')"}, "print('safe')")
+	p, _ = hold("execute_code", map[string]any{"code": "print('safe')" + strings.Repeat("\n", 3001) + "print('PAYLOAD-LAST')"}, "print('safe')")
 	scr, _ = screenUntil(tm, 5*time.Second, containsAll("PAYLOAD-LAST"))
 	for _, want := range []string{"PAYLOAD-LAST", "3000 blank lines", "3,002 lines", "print('safe')"} {
 		if !strings.Contains(scr, want) {
