@@ -60,9 +60,17 @@ type PreviewRequest struct {
 	Problem string
 }
 
-// previewTextMax bounds each string of a preview: it travels on an event to
-// every workbench, and a person reads the start of a long cell, not all of it.
+// previewTextMax bounds the sentences of a preview and the neighbours shown
+// for orientation: they travel on an event to every workbench.
 const previewTextMax = 16 << 10
+
+// previewCodeMax bounds what the call would run or write (its code, diff,
+// and the cells it inserts, deletes, moves or runs). A person approves
+// every character of it, so it is carried whole up to a size no tool call
+// reaches in practice (an HTTP request is at most 4 MiB by default); past
+// it the preview says how much was left out, rather than ending the code
+// with words that read as part of it.
+const previewCodeMax = 1 << 20
 
 // previewNeighbours is how many cells around an insertion are shown.
 const previewNeighbours = 1
@@ -304,14 +312,35 @@ func short8(id string) string {
 	return id
 }
 
-// boundPreview cuts every string of p to previewTextMax.
+// boundPreview cuts the sentences of p to previewTextMax and what it would
+// run or write to previewCodeMax, saying how much was left out.
 func boundPreview(p *event.CallPreview) {
-	for _, s := range []*string{&p.Diff, &p.Code, &p.What, &p.Problem} {
+	for _, s := range []*string{&p.What, &p.Problem} {
 		*s = cutText(*s)
 	}
+	p.Code, p.CodeCut = cutBytes(p.Code, previewCodeMax)
+	p.Diff, p.DiffCut = cutBytes(p.Diff, previewCodeMax)
 	for i := range p.Cells {
-		p.Cells[i].Source = cutText(p.Cells[i].Source)
+		c := &p.Cells[i]
+		limit := previewCodeMax
+		if c.Role == event.PreviewCellContext {
+			limit = previewTextMax
+		}
+		c.Source, c.SourceCut = cutBytes(c.Source, limit)
 	}
+}
+
+// cutBytes cuts s to at most n bytes, on a rune boundary, and says how many
+// bytes were left out.
+func cutBytes(s string, n int) (string, int) {
+	if len(s) <= n {
+		return s, 0
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], len(s) - cut
 }
 
 func cutText(s string) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
 
 // callsPane is the live timeline of tool calls.
@@ -62,7 +63,14 @@ func (p *callsPane) clampSelection(m *Model) {
 		return
 	}
 	i := p.index(vis)
-	if p.follow || i < 0 {
+	// A held call on screen keeps the selection (card.go): a decision
+	// key must land on the call the person reads, not on one that
+	// arrived meanwhile.
+	keep := i >= 0 && (m.card.open && p.selected == m.card.callID || awaitsDecision(vis[i]) && !m.card.decided[p.selected])
+	if m.card.open && p.selected == m.card.callID && i < 0 {
+		return // hidden by the search: still the card's
+	}
+	if (p.follow && !keep) || i < 0 {
 		i = len(vis) - 1
 		p.selected = vis[i].ID
 	}
@@ -278,11 +286,13 @@ func shortArgs(raw json.RawMessage) string {
 		v := string(obj[k])
 		var str string
 		if json.Unmarshal(obj[k], &str) == nil {
-			v = str
+			// A decoded value holds again what the arguments keep as
+			// JSON escapes: shown as markers, never drawn raw.
+			v = termtext.Code(str) // its line breaks then go as any whitespace
 		}
 		v = oneLine(v)
-		v = ansi.Truncate(v, 24, "…") // steps over the SGR a value may keep
-		parts = append(parts, k+"="+v)
+		v = ansi.Truncate(v, 24, "…")
+		parts = append(parts, termtext.Name(k)+"="+v)
 	}
 	return strings.Join(parts, " ")
 }

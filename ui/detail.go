@@ -161,6 +161,9 @@ func (p *detailPane) title(m *Model) string {
 		return " Edit " + m.held.callID + " "
 	}
 	if c := m.selectedCall(); c != nil {
+		if awaitsDecision(c) {
+			return m.cardTitle(c)
+		}
 		if m.resendPair(c) != nil {
 			return " Resend of " + c.ResendOf + " "
 		}
@@ -170,6 +173,9 @@ func (p *detailPane) title(m *Model) string {
 }
 
 func (p *detailPane) handleKey(m *Model, msg tea.KeyMsg) {
+	if awaitsDecision(m.selectedCall()) && m.scrollCard(msg) {
+		return // a held call's card scrolls (card.go)
+	}
 	k := m.keys
 	rows := p.rows()
 	switch {
@@ -274,7 +280,7 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 		add(s.Muted.Render("u u undoes its change to the notebook"))
 	}
 	if c.Status == event.CallHeld {
-		add(m.heldLines(c, w)...)
+		add(m.pausedLines(c)...)
 	}
 	if c.Progress != "" && c.Status == event.CallRunning {
 		add(s.Muted.Render("progress: ") + c.Progress)
@@ -446,6 +452,9 @@ func (p *detailPane) view(m *Model, w, h int) []string {
 			lines = lines[:h]
 		}
 		return lines
+	}
+	if c := m.selectedCall(); awaitsDecision(c) {
+		return m.cardLines(c, w, h) // the card, in the detail pane (cardview.go)
 	}
 	lines, _ := m.detailLines(w)
 	off := clamp(p.offset, 0, max(len(lines)-h, 0))

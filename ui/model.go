@@ -74,6 +74,7 @@ const (
 	pendingInterrupt
 	pendingCancel
 	pendingUndo
+	pendingDecide // a decision on a held call, asked again (card.go)
 )
 
 // confirmWindow is how long the second press of a double-press action may
@@ -83,7 +84,8 @@ const confirmWindow = 1500 * time.Millisecond
 // pending is the first press of a double-press action.
 type pending struct {
 	kind   pendingKind
-	target string // kernel id or call id
+	target string // kernel id or call id (a decision: call id and key)
+	why    string // a decision: what the second press confirms
 	seq    int
 }
 
@@ -119,6 +121,10 @@ type Model struct {
 	replaySpeed  float64  // the replay's speed; negative: as fast as possible
 
 	held heldEditor // the reason or arguments being typed for a held call (held.go)
+	card cardState  // the held-call card (card.go)
+
+	bell   func()                   // rings the terminal's bell, or nil
+	notify func(title, body string) // a desktop notice, or nil (attention.go)
 
 	resendWait string          // the call whose resend is to be selected when it shows (resend.go)
 	resendSkip map[string]bool // its earlier resends
@@ -171,6 +177,11 @@ type Options struct {
 	// CellSize is the terminal's character cell in pixels (0, 0 when it
 	// is not known), asked when an image is opened.
 	CellSize func() (w, h int)
+	// Bell rings the terminal's bell and Notify shows a desktop notice
+	// (attention.go): both when a call is held for the person. Either may
+	// be nil.
+	Bell   func()
+	Notify func(title, body string)
 }
 
 // NewModel returns the root model drawing with styles.
@@ -207,6 +218,8 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 		tmuxOffset: opts.TmuxPaneOffset,
 		vc:         &viewCache{},
 		frameEvery: opts.FrameInterval,
+		bell:       opts.Bell,
+		notify:     opts.Notify,
 	}
 	if m.imgTarget.proto == "" || m.imgTarget.proto == ImageAuto {
 		m.imgTarget.proto = ImageHalfBlocks
@@ -254,10 +267,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case eventsMsg:
 		m.clock = m.now()
 		for _, ev := range msg {
+			m.noteRaw(ev)                 // card.go: what the sanitizer will turn into markers
 			m.st.Apply(sanitizeEvent(ev)) // sanitize.go: where the sanitizer sits
 		}
-		m.afterEvents(msg)
-		cmd = m.throttle()
+		cmd = tea.Batch(m.afterEvents(msg), m.throttle())
 	case feedClosedMsg:
 		m.closed = true
 		m.status, m.statusErr = "the event stream ended: the server stopped or the recording is over", true
@@ -293,18 +306,26 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.showStats {
 		m.stats.refresh(&m)
 	}
+	// The card (card.go): opened once no input has the keyboard, its
+	// call watched for a change, how far it was read kept.
+	m.openWanted()
+	m.noteTarget()
+	m.trackSeen()
 	m.updateKeys()
 	return m, cmd
 }
 
-// afterEvents keeps selections valid and follows new activity.
-func (m *Model) afterEvents(evs eventsMsg) {
+// afterEvents keeps selections valid and follows new activity; a call held
+// for the person is brought into view and announced (the command).
+func (m *Model) afterEvents(evs eventsMsg) tea.Cmd {
 	m.calls.clampSelection(m)
 	m.heldGone()
+	cmd := m.followHeld()
 	m.followResend()
 	m.notebook.follow(m, evs)
 	m.execs.clampSelection(m)
 	m.syncDetail()
+	return cmd
 }
 
 // handleKey routes a key: first the filter input when it is open, then the
@@ -328,7 +349,8 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		return m.handleEditorKey(msg)
 	}
 	k := m.keys
-	if m.pending.kind != pendingNone && !key.Matches(msg, k.Interrupt, k.Cancel, k.Undo) {
+	if m.pending.kind == pendingDecide && !key.Matches(msg, k.Approve, k.Deny, k.AllowSession) ||
+		m.pending.kind != pendingNone && m.pending.kind != pendingDecide && !key.Matches(msg, k.Interrupt, k.Cancel, k.Undo) {
 		// A double press means two presses in a row: anything else
 		// between them disarms the first.
 		m.pending, m.status = pending{}, ""
@@ -344,6 +366,9 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		// Any other key closes the help screen.
 		m.showHelp = false
 		return m, nil
+	}
+	if m.cardCall() != nil {
+		return m.handleCardKey(msg)
 	}
 	if m.showStats {
 		return m.handleStatsKey(msg)
@@ -407,12 +432,26 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 			return m, m.startResend(c)
 		}
 	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
+		d := decideDeny
+		if key.Matches(msg, k.Approve) {
+			d = decideAllow
+		}
+		if c := m.shownHeld(); c != nil {
+			return m.decide(c, d)
+		}
 		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
-			return m, m.decideCmd(c.ID, key.Matches(msg, k.Approve))
+			return m, m.decideCmd(c.ID, d == decideAllow)
 		}
 	case key.Matches(msg, k.AllowSession):
+		if c := m.shownHeld(); c != nil {
+			return m.decide(c, decideAllowSession)
+		}
 		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
 			return m, m.settleCmd(c.ID, calls.Verdict{Allow: true, ForSession: true}, "allowed "+c.Tool+" for session "+short(c.Session, 8))
+		}
+	case key.Matches(msg, k.NextHeld):
+		if q := m.heldQueue(); len(q) > 0 {
+			m.openCard(q[0])
 		}
 	case key.Matches(msg, k.DenyReason):
 		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
@@ -566,9 +605,10 @@ func (m *Model) interruptTarget() string {
 // updateKeys enables the bindings that apply now, so help stays honest.
 func (m *Model) updateKeys() {
 	k := &m.keys
-	// Bindings the stats view turns off (below), on again by default.
+	// Bindings the stats view and the held-call card turn off (below), on
+	// again by default.
 	for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.Zoom,
-		&k.Pause, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
+		&k.Pause, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom, &k.Stats} {
 		b.SetEnabled(true)
 	}
 	c := m.selectedCall()
@@ -634,6 +674,7 @@ func (m *Model) updateKeys() {
 	} else {
 		k.Pause.SetHelp("p", "pause new calls")
 	}
+	m.updateCardKeys()
 }
 
 // layout is the size of every pane for the current window.
@@ -702,6 +743,14 @@ func (m *Model) headerView() string {
 	if m.info.Mode != "" {
 		stats = append(stats, s.HeaderValue.Render(m.info.Mode))
 	}
+	// Calls held for the person come first, and a pause next: both
+	// mean calls wait, and neither may be cut off the end of the line.
+	if h := m.heldHeader(); h != "" {
+		stats = append(stats, s.Held.Render(h))
+	}
+	if m.st.Server.Paused {
+		stats = append(stats, s.Warning.Render("PAUSED: new calls wait"))
+	}
 	stats = append(stats, m.replayHeader()...)
 	// A managed Jupyter server being restarted comes first: every call
 	// fails until it is back.
@@ -725,9 +774,6 @@ func (m *Model) headerView() string {
 		kv("calls", fmt.Sprintf("%d (%d running, %d held)", len(m.st.Calls)+m.st.CallsDropped, running, held)),
 		kv("notebooks", itoa(len(m.st.NotebookOrder))),
 	)
-	if m.st.Server.Paused {
-		stats = append(stats, s.Warning.Render("PAUSED: new calls wait"))
-	}
 	if mode := m.st.Server.ApprovalMode; mode != "" && mode != calls.ApproveOff {
 		stats = append(stats, kv("approval", mode))
 	}
@@ -754,6 +800,10 @@ func (m *Model) footerView() string {
 		return fit(m.styles.Error.Render(m.status), m.width)
 	case m.status != "":
 		return fit(m.styles.StatusBar.Render(m.status), m.width)
+	case m.cardCall() != nil:
+		// The card lists its decisions itself: the footer has the rest.
+		k := m.keys
+		return fit(m.help.ShortHelpView([]key.Binding{k.NextHeld, k.Later, k.Zoom, k.CopyCall, k.Pause, k.Help, k.Quit}), m.width)
 	}
 	return fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.width)
 }

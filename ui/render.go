@@ -115,6 +115,7 @@ type headerKey struct {
 	calls, notebooks, server uint64
 	closed                   bool
 	replayPaused             bool
+	held                     string // the held calls and their countdown
 }
 
 // imageKey names what the full-window image's frame shows.
@@ -159,9 +160,9 @@ type viewCache struct {
 	// starts with its delete from then on (imageview.go says why).
 	kittyShown bool
 	image      cached[imageKey] // the full-window image's frame
-	// The code of a held call's preview, coloured (held.go).
-	syntaxKey   string
-	syntaxLines []string
+	// The scrolling part of the held-call card (cardview.go).
+	cardKey  string
+	cardBody cardBody
 
 	frame         string    // the last screen drawn
 	drawnAt       time.Time // the clock it was drawn at
@@ -211,13 +212,15 @@ func (m Model) View() string {
 		return vc.frame
 	}
 	l := m.layout()
-	header := vc.header.get(headerKey{m.width, m.st.CallsVer, m.st.NotebooksVer, m.st.ServerVer, m.closed, m.replayPaused}, m.headerView)
+	header := vc.header.get(headerKey{m.width, m.st.CallsVer, m.st.NotebooksVer, m.st.ServerVer, m.closed, m.replayPaused, m.heldHeader()}, m.headerView)
 	footer := vc.footer.get(m.footerKey(), m.footerView)
 	var body []string
 	bodyW := m.width
 	switch {
 	case m.showHelp:
 		body = strings.Split(m.helpView(m.width, m.height-l.headerH-l.footerH), "\n")
+	case m.cardCall() != nil:
+		body, bodyW = m.cardScreen(l)
 	case m.showStats:
 		bh := m.height - l.headerH - l.footerH
 		body = strings.Split(vc.stats.get(statsKey{paneFrame{w: m.width, h: bh, ui: m.uiVer}, m.st.CallsVer, m.st.ServerVer}, func() string {
@@ -278,6 +281,47 @@ func (m Model) View() string {
 	sb.WriteString(footer + pad)
 	vc.frame, vc.drawnAt = sb.String(), m.clock
 	return vc.frame
+}
+
+// cardScreen draws the body with the held-call card open: over the right
+// column on a wide screen (the timeline stays in view beside it), over the
+// whole body otherwise or when the person asked for it (z).
+func (m *Model) cardScreen(l layout) ([]string, int) {
+	c := m.cardCall()
+	bh := m.height - l.headerH - l.footerH
+	// The card's call being edited (e) shows the editor in its place.
+	card := func(w int) string {
+		if m.held.mode == editArgs && m.held.callID == c.ID {
+			lines := m.editorLines(w - 2)
+			return m.box(" Edit "+c.ID+" ", lines[:min(len(lines), bh-2)], w, bh, true)
+		}
+		return m.box(m.cardTitle(c), m.cardLines(c, w-2, bh-2), w, bh, true)
+	}
+	if !m.cardWide() {
+		return strings.Split(card(m.width), "\n"), m.width
+	}
+	// The panes beside the card are drawn unfocused: the card has the keys.
+	vc := m.vc
+	ck, ek := m.callsKey(l), m.execsKey(l)
+	ck.focused, ek.focused = false, false
+	calls := vc.calls.get(ck, func() string {
+		return m.box(m.calls.title(m), m.calls.view(m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, false)
+	})
+	execs := vc.execs.get(ek, func() string {
+		return m.box(m.execs.title(m), m.execs.view(m, l.leftW-2, l.execsH-2), l.leftW, l.execsH, false)
+	})
+	left := strings.Split(calls+"\n"+execs, "\n")
+	right := strings.Split(card(l.rightW), "\n")
+	body := make([]string, max(len(left), len(right)))
+	for i := range body {
+		if i < len(left) {
+			body[i] = left[i]
+		}
+		if i < len(right) {
+			body[i] += right[i]
+		}
+	}
+	return body, l.leftW + l.rightW
 }
 
 // zoomedPane draws the focused pane, from the cache the pane is drawn in
@@ -395,8 +439,13 @@ func (m *Model) detailKey(l layout) detailPaneKey {
 		times = formatDuration(m.clock.Sub(c.Started))
 	}
 	ticking := c != nil && bytes.Contains(c.Meta, []byte(`"ttlMs"`))
-	return detailPaneKey{paneFrame: paneFrame{w: l.rightW, h: l.detailH, focused: m.focus == FocusDetail, ui: m.uiVer, times: times, clock: m.clockIf(ticking)},
+	k := detailPaneKey{paneFrame: paneFrame{w: l.rightW, h: l.detailH, focused: m.focus == FocusDetail, ui: m.uiVer, times: times, clock: m.clockIf(ticking)},
 		callsVer: m.st.CallsVer, callID: m.detail.callID, version: m.detail.version, cursor: m.detail.cursor, offset: m.detail.offset}
+	if awaitsDecision(c) {
+		// The card counts down to the denial and scrolls on its own.
+		k.times, k.offset = m.cardTitle(c), m.card.offset
+	}
+	return k
 }
 
 func (m *Model) notebookKey(l layout) notebookPaneKey {

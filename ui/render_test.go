@@ -76,7 +76,7 @@ func TestViewCacheMatchesFreshDraw(t *testing.T) {
 // other panes' drawings untouched.
 func TestOutputRedrawsOnlyExecutions(t *testing.T) {
 	t.Parallel()
-	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
+	m := aside(newTestModel(t, newFakeBackend(), 140, 40, scenario(t)))
 	_ = m.View()
 	l := m.layout()
 	calls, detail, notebook, execs := m.callsKey(l), m.detailKey(l), m.notebookKey(l), m.execsKey(l)
@@ -113,7 +113,7 @@ func TestEventsDrawAtMostOncePerFrame(t *testing.T) {
 	clock := t0.Add(30 * time.Second)
 	m := NewModel(newFakeBackend(), asciiStyles(), Options{Now: func() time.Time { return clock }, FrameInterval: defaultFrameInterval})
 	m = send(m, tea.WindowSizeMsg{Width: 140, Height: 40})
-	m = send(m, eventsMsg(scenario(t)))
+	m = aside(send(m, eventsMsg(scenario(t))))
 	first := m.View()
 	output := func(text string) tea.Cmd {
 		clock = clock.Add(5 * time.Millisecond)

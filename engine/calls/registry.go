@@ -411,16 +411,18 @@ func (r *Registry) admit(ctx context.Context, cl *call) error {
 	// A workbench that attaches while the client is asked may decide too:
 	// whichever answers first settles the call.
 	var answered <-chan decision
+	// The workbench counts down to the denial: it is told when.
+	deadline := time.Now().Add(timeout)
 	if viaClient {
-		r.holdWith(cl, "waiting for approval from "+cl.person()+", asked through their MCP client", preview)
+		r.holdWith(cl, "waiting for approval from "+cl.person()+", asked through their MCP client", preview, deadline)
 		askCtx, stop := context.WithCancel(ctx)
 		defer stop()
 		answered = askThrough(askCtx, cl, preview)
 	} else {
-		r.holdWith(cl, "waiting for approval in the workbench", preview)
+		r.holdWith(cl, "waiting for approval in the workbench", preview, deadline)
 	}
 
-	timer := time.NewTimer(timeout)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	var d decision
 	select {
@@ -520,14 +522,16 @@ func cancelError(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (r *Registry) hold(cl *call, why string) { r.holdWith(cl, why, nil) }
+func (r *Registry) hold(cl *call, why string) { r.holdWith(cl, why, nil, time.Time{}) }
 
-// holdWith publishes EvCallHeld with what the call would do.
-func (r *Registry) holdWith(cl *call, why string, p *event.CallPreview) {
+// holdWith publishes EvCallHeld with what the call would do and when it is
+// denied undecided (zero: not held for approval).
+func (r *Registry) holdWith(cl *call, why string, p *event.CallPreview, until time.Time) {
 	ce := cl.info
 	ce.Status = event.CallHeld
 	ce.Progress = why
 	ce.Preview = p
+	ce.HeldUntil = until
 	r.publishCall(event.EvCallHeld, ce)
 }
 

@@ -128,6 +128,9 @@ type CallEvent struct {
 
 	// Preview (EvCallHeld, when held for approval): what it would do.
 	Preview *CallPreview `json:"preview,omitempty"`
+	// HeldUntil (EvCallHeld, when held for approval) is when the call is
+	// denied if no one decides it; zero for a call held by a pause.
+	HeldUntil time.Time `json:"heldUntil,omitzero"`
 
 	// Outcome (EvCallFinished).
 	Text          string          `json:"text,omitempty"`          // the text content

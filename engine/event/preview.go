@@ -9,7 +9,8 @@ const (
 	PreviewCellContext = "context" // a neighbour, for orientation
 )
 
-// CallPreview is what a held call would do. Strings are bounded. Problem
+// CallPreview is what a held call would do. Strings are bounded (what it
+// would run or write whole up to a MiB, sentences and neighbours to 16 KiB). Problem
 // is set, and the rest mostly empty, when the call would be refused
 // (Refused: an index out of range, no notebook; in the words the call
 // then fails with) or when no preview could be made.
@@ -27,6 +28,11 @@ type CallPreview struct {
 	// fail with if it is allowed (an index out of range, a cell named
 	// twice), not a preview that could not be made.
 	Refused bool `json:"refused,omitempty"`
+	// CodeCut and DiffCut are the bytes of Code and Diff not carried
+	// (past the engine's bound on code): a card that shows them says so,
+	// and never passes a cut for the end of the code.
+	CodeCut int `json:"codeCut,omitempty"`
+	DiffCut int `json:"diffCut,omitempty"`
 }
 
 // PreviewCell is a cell shown in a preview: Index is its position now (for
@@ -37,4 +43,6 @@ type PreviewCell struct {
 	Type   string `json:"type"`
 	Source string `json:"source"`
 	Role   string `json:"role"`
+	// SourceCut is the bytes of Source not carried.
+	SourceCut int `json:"sourceCut,omitempty"`
 }

@@ -14,6 +14,7 @@ import (
 const (
 	MaxCalls           = 500       // calls kept in the timeline
 	MaxArgsBytes       = 16 << 10  // arguments kept per call
+	MaxHeldArgsBytes   = 1 << 20   // arguments kept while a call is held: a person approves all of them
 	MaxTextBytes       = 64 << 10  // text content kept per call
 	MaxStructuredBytes = 256 << 10 // structuredContent kept per call (parsed as a tree)
 	MaxMetaBytes       = 16 << 10  // _meta kept per call
@@ -276,7 +277,11 @@ func (s *State) applyCall(ev event.Event) {
 		r.Tool = c.Tool
 	}
 	if len(c.Args) > 0 {
-		r.Args, r.ArgsCut = capBytes(c.Args, MaxArgsBytes)
+		limit := MaxArgsBytes
+		if ev.Type == event.EvCallHeld {
+			limit = MaxHeldArgsBytes
+		}
+		r.Args, r.ArgsCut = capBytes(c.Args, limit)
 		r.ArgsLine = ""
 	}
 	if c.Destructive {
@@ -318,11 +323,16 @@ func (s *State) applyCall(ev event.Event) {
 		if c.Preview != nil {
 			r.Preview = c.Preview
 		}
+		r.HeldUntil = c.HeldUntil
 	case event.EvCallProgress:
 		r.Progress, _ = capString(c.Progress, 512)
+		if r.Status != event.CallHeld {
+			r.HeldUntil = time.Time{}
+		}
 	case event.EvCallFinished:
 		r.Duration = c.Duration
 		r.Preview = nil // what it would do is now what it did
+		r.HeldUntil = time.Time{}
 		r.Finished = ev.Time
 		if r.Finished.IsZero() {
 			r.Finished = r.Started.Add(c.Duration)
