@@ -76,6 +76,7 @@ type CallOutcome struct {
 	CellID        string
 	Notebook      string
 	Images        int
+	CellError     string // see CallEvent.CellError
 
 	// Wire sizes of the result's parts (see CallEvent.TextBytes).
 	TextBytes, StructuredBytes, ImageBytes int
@@ -139,6 +140,7 @@ type call struct {
 	preview  func(context.Context) *CallPreview // nil: no preview
 	check    func(json.RawMessage) (json.RawMessage, error)
 	edited   json.RawMessage // arguments a person edited and allowed
+	heldAt   time.Time       // when it was first held; zero if never
 }
 
 // decision settles a call held for approval.
@@ -292,7 +294,13 @@ func (e *Engine) BeginCall(ctx context.Context, c CallStart) (context.Context, f
 	finish := func(o CallOutcome) {
 		once.Do(func() { r.finish(cl, o) })
 	}
-	if err := r.admit(cctx, cl); err != nil {
+	err := r.admit(cctx, cl)
+	r.mu.Lock()
+	if !cl.heldAt.IsZero() {
+		cl.info.Held = time.Since(cl.heldAt)
+	}
+	r.mu.Unlock()
+	if err != nil {
 		st := CallDenied
 		if !errors.Is(err, errNoWorkbench) && !errors.Is(err, errNoApprover) && cctx.Err() != nil {
 			st = CallCancelled
@@ -484,7 +492,12 @@ func (r *callRegistry) hold(cl *call, why string) { r.holdWith(cl, why, nil) }
 
 // holdWith publishes EvCallHeld with what the call would do.
 func (r *callRegistry) holdWith(cl *call, why string, p *CallPreview) {
+	r.mu.Lock()
+	if cl.heldAt.IsZero() {
+		cl.heldAt = time.Now() // the person's time starts (CallEvent.Held)
+	}
 	ce := cl.info
+	r.mu.Unlock()
 	ce.Status = CallHeld
 	ce.Progress = why
 	ce.Preview = p
@@ -531,6 +544,7 @@ func (r *callRegistry) finish(cl *call, o CallOutcome) {
 	ce.CellID = o.CellID
 	ce.Notebook = o.Notebook
 	ce.Images = o.Images
+	ce.CellError = o.CellError
 	ce.TextBytes, ce.StructuredBytes, ce.ImageBytes = o.TextBytes, o.StructuredBytes, o.ImageBytes
 	if r.undoable != nil {
 		ce.Undoable = r.undoable(ce.ID)

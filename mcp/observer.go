@@ -29,6 +29,7 @@ type call struct {
 	cellID        string
 	notebook      string
 	images        int
+	cellError     string
 }
 
 type callKey struct{}
@@ -165,6 +166,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			CellID:        c.cellID,
 			Notebook:      c.notebook,
 			Images:        c.images,
+			CellError:     c.cellError,
 		}
 		if err != nil {
 			outcome.Error = redact(err.Error())

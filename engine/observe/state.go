@@ -34,6 +34,11 @@ type Call struct {
 	StructuredCut int
 	MetaCut       int
 
+	// HeldSince is when the call was first held (for approval, or while
+	// new calls were paused); zero if never. Held (engine.CallEvent) is
+	// how long it was, once it ran or was refused.
+	HeldSince time.Time
+
 	// ArgsLine is free for a reader to keep its one-line form of Args in
 	// (the workbench draws it on every frame); the state clears it
 	// whenever Args change.
@@ -299,8 +304,12 @@ func (s *State) applyCall(ev engine.Event) {
 	} else if r.Started.IsZero() {
 		r.Started = ev.Time
 	}
+	wasHeld := r.Status == engine.CallHeld
 	if c.Status != "" {
 		r.Status = c.Status
+	}
+	if c.Held > 0 {
+		r.Held = c.Held
 	}
 	switch ev.Type {
 	case engine.EvCallStarted:
@@ -309,11 +318,17 @@ func (s *State) applyCall(ev engine.Event) {
 		}
 	case engine.EvCallHeld:
 		r.Status = engine.CallHeld
+		if r.HeldSince.IsZero() {
+			r.HeldSince = eventTime(ev, r.Started)
+		}
 		if c.Preview != nil {
 			r.Preview = c.Preview
 		}
 	case engine.EvCallProgress:
 		r.Progress, _ = capString(c.Progress, 512)
+		if wasHeld && r.Status == engine.CallRunning {
+			r.endHold(ev)
+		}
 	case engine.EvCallFinished:
 		r.Duration = c.Duration
 		r.Preview = nil // what it would do is now what it did
@@ -329,6 +344,10 @@ func (s *State) applyCall(ev engine.Event) {
 		r.CellID, r.Notebook, r.Images = c.CellID, c.Notebook, c.Images
 		r.TextBytes, r.StructuredBytes, r.ImageBytes = c.TextBytes, c.StructuredBytes, c.ImageBytes
 		r.Undoable = c.Undoable
+		r.CellError = c.CellError
+		if wasHeld {
+			r.endHold(ev)
+		}
 		if c.UndoOf != "" && !c.IsError {
 			s.undone(c.UndoOf)
 		}
