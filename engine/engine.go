@@ -389,4 +389,7 @@ type ExecResult struct {
 	StillRunning    bool   // the timeout passed; outputs keep being collected into the notebook
 	Elapsed         time.Duration
 	KernelRestarted bool // the kernel died and was replaced (kernel.auto-restart): state was lost
+	// InterruptedByPerson: the person at the workbench interrupted the
+	// kernel while this ran (person_interrupt.go).
+	InterruptedByPerson bool
 }

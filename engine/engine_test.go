@@ -254,6 +254,7 @@ func TestJupyter(t *testing.T) {
 	run("Previews", testPreviews)
 	run("PreviewRestart", testPreviewRestart)
 	run("Undo", testUndo)
+	run("PersonInterrupt", testPersonInterrupt) // person_interrupt_test.go
 }
 
 func testUseNotebook(t *testing.T, f *fixture) {

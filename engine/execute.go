@@ -29,7 +29,7 @@ const abortGrace = 5 * time.Second
 const (
 	statusRunning     = "running"     // ExecResult: the timeout passed first
 	statusDied        = "died"        // the kernel died during the run
-	statusInterrupted = "interrupted" // ExecEvent: a cancelled call interrupted it
+	statusInterrupted = "interrupted" // ExecEvent: a cancelled call or the person interrupted it
 )
 
 // stdinHint explains the StdinNotImplementedError that input() raises: cells
@@ -74,6 +74,7 @@ type execution struct {
 	err          error // ErrKernelDied, ErrDisconnected, ...
 	restarted    bool
 	interrupted  bool
+	byPerson     bool        // the person interrupted the kernel at the workbench (person_interrupt.go)
 	ended        bool        // the run finished or was abandoned: later messages are dropped
 	flushTimer   *time.Timer // a pending timed flush, or nil
 
@@ -455,14 +456,15 @@ func (x *execution) outcome(stillRunning bool) execOutcome {
 	}
 	return execOutcome{
 		ExecResult: ExecResult{
-			ExecID:          x.id,
-			KernelID:        x.kernel.id,
-			Outputs:         outs,
-			ExecutionCount:  x.count,
-			Status:          status,
-			StillRunning:    stillRunning,
-			Elapsed:         time.Since(x.started),
-			KernelRestarted: x.restarted,
+			ExecID:              x.id,
+			KernelID:            x.kernel.id,
+			Outputs:             outs,
+			ExecutionCount:      x.count,
+			Status:              status,
+			StillRunning:        stillRunning,
+			Elapsed:             time.Since(x.started),
+			KernelRestarted:     x.restarted,
+			InterruptedByPerson: x.byPerson && status != statusRunning,
 		},
 		err: x.err,
 	}
@@ -518,7 +520,7 @@ func (x *execution) runEnded(reply *jupyter.ExecuteReply, err error) {
 func (x *execution) unaskedInterrupt(reply *jupyter.ExecuteReply) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return reply != nil && reply.EName == "KeyboardInterrupt" && !x.interrupted
+	return reply != nil && reply.EName == "KeyboardInterrupt" && !x.interrupted && !x.byPerson
 }
 
 // abandon ends a run that can never end on its own: its kernel was
@@ -571,7 +573,7 @@ func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 		}
 	}
 	status = x.status
-	if x.interrupted {
+	if x.interrupted || (x.byPerson && status == "error") {
 		status = statusInterrupted
 	}
 	x.mu.Unlock()
