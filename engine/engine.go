@@ -153,6 +153,8 @@ type Engine struct {
 	first *jupyter.Client
 	// jupyterState is what that supervisor last said.
 	jupyterState atomic.Pointer[jupyter.ServerState]
+	// health is what WatchJupyter last found (jupyter_health.go).
+	health atomic.Pointer[jupyterHealth]
 
 	resend resender // resend.go: the workbench's own calls
 

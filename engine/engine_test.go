@@ -255,6 +255,7 @@ func TestJupyter(t *testing.T) {
 	run("PreviewRestart", testPreviewRestart)
 	run("Undo", testUndo)
 	run("PersonInterrupt", testPersonInterrupt) // person_interrupt_test.go
+	run("JupyterHealth", testJupyterHealth)     // jupyter_health_test.go
 }
 
 func testUseNotebook(t *testing.T, f *fixture) {
