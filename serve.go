@@ -289,7 +289,7 @@ func serveHTTP(ctx context.Context, cfg *config, ln net.Listener, eng *engine.En
 			<-late.ready
 			wc.Close()
 		}()
-		return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme, ImageProtocol: cfg.ImageProtocol})
+		return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme, ImageProtocol: cfg.ImageProtocol, ExportDir: exportsDir(servedRoot(cfg))})
 	}
 	shown := token
 	if from := cfg.origin(&cfg.MCPToken).from; from != "default" {

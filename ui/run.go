@@ -30,6 +30,8 @@ type RunOptions struct {
 	// "" or auto detects it from the environment and, when that says
 	// nothing, by asking the terminal once, before the workbench starts.
 	ImageProtocol string
+	// ExportDir is where E writes (Options.ExportDir).
+	ExportDir string
 }
 
 // Run shows the workbench on the terminal until the person quits or ctx is
@@ -71,6 +73,7 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 			return nil
 		},
 		FrameInterval: defaultFrameInterval,
+		ExportDir:     opts.ExportDir,
 	})
 	events, stop := b.Subscribe()
 	defer stop()
