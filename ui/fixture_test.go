@@ -169,10 +169,28 @@ func newStyledModel(t *testing.T, b Backend, styles theme.Styles, w, h int, evs 
 	return m
 }
 
-// send runs one message through Update and drops the command.
+// send runs one message through Update and drops the command, but for
+// the decoding of the images that came into view: that is done here, as
+// its command would, so that the screens show them.
 func send(m Model, msg tea.Msg) Model {
 	nm, _ := m.Update(msg)
-	return nm.(Model)
+	return finishDecodes(nm.(Model))
+}
+
+// finishDecodes decodes the images the model asked to decode and hands
+// them back as their commands' messages would.
+func finishDecodes(m Model) Model {
+	for _, nb := range m.st.Notebooks {
+		for _, c := range nb.Cells {
+			for _, o := range c.Outputs {
+				if si, _ := o.Decoded.(*shownImage); si != nil && si.dec != nil && !si.dec.ready {
+					img, err := decodeImage(si.mime, si.data)
+					m.imageDecoded(imageDecodedMsg{d: si.dec, img: img, err: err})
+				}
+			}
+		}
+	}
+	return m
 }
 
 // press feeds a key and returns the model and the command.
@@ -285,7 +303,7 @@ func scenario(t testing.TB) []engine.Event {
 	}
 	ok := true
 	return []engine.Event{
-		ev(0, engine.Event{Type: engine.EvServerState, Server: &engine.ServerEvent{JupyterURL: "http://127.0.0.1:8888/", ApprovalMode: "destructive"}}),
+		ev(0, engine.Event{Type: engine.EvServerState, Server: &engine.ServerEvent{JupyterURL: "http://127.0.0.1:8888/", ApprovalMode: "destructive", Jupyter: engine.JupyterUp}}),
 		ev(0.5, engine.Event{Type: engine.EvSessionOpened, Session: &engine.SessionEvent{ID: "sess-7f3a", Client: "claude-code 1.0"}}),
 		ev(0.6, engine.Event{Type: engine.EvKernelStatus, Kernel: &engine.KernelEvent{ID: "k-5e6f7a8b9c", Name: "python3", State: "idle"}}),
 		call(1, engine.EvCallStarted, engine.CallEvent{ID: "c1", Session: "sess-7f3a", Tool: "use_notebook", Args: raw(t, map[string]any{"notebook_name": "sales", "notebook_path": "sales.ipynb", "mode": "connect"}), Status: engine.CallRunning}),
