@@ -329,6 +329,13 @@ func TestCallsMoreMarkers(t *testing.T) {
 		t.Errorf("on the first call, want '↓ %d more below':\n%s", 40-vis, frame)
 	}
 	checkFrame(t, "markers", m.View(), 80, 24)
+	// Grown to 200x60 the timeline holds every call: no mark, no blank
+	// rows under calls scrolled away.
+	m = keys(m, "G")
+	m = send(m, tea.WindowSizeMsg{Width: 200, Height: 60})
+	if frame := plain(m.View()); strings.Contains(frame, "more above") || !strings.Contains(frame, "09:26:00") {
+		t.Errorf("at 200x60 after scrolling at 80x24:\n%s", frame)
+	}
 }
 
 // fakeReplay is a backend that plays a recording.

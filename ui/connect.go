@@ -138,7 +138,7 @@ func (m *Model) startLines(w int) []string {
 		wrap("This server speaks MCP over stdio to the host that started it ("+m.info.Mode+"); its calls show here as they come.", s.Muted.Render)
 		return out
 	}
-	add(s.Title.Render("Connect an agent") + s.Muted.Render(" · nothing has called yet"))
+	add(s.Title.Render("Connect an agent") + s.Muted.Render(" · waiting for an agent: nothing has called yet"))
 	add("")
 	add(s.HeaderKey.Render("MCP endpoint  ") + m.info.Endpoint)
 	if m.info.Token != "" {

@@ -302,6 +302,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.showStats {
 		m.stats.refresh(&m)
 	}
+	// The panes' heights follow what they hold (split.go): a timeline
+	// that grew keeps no blank rows under calls scrolled out of view.
+	m.calls.clampSelection(&m)
 	m.updateKeys()
 	if dec := m.decodeInView(); dec != nil {
 		cmd = tea.Batch(cmd, dec)
