@@ -93,19 +93,7 @@ func (m *Model) bodyHeight() int {
 
 // startScreen draws the start screen in w×h cells.
 func (m *Model) startScreen(w, h int) []string {
-	lines := m.startLines(w)
-	off := clamp(m.startOffset, 0, max(len(lines)-h, 0))
-	more := len(lines) - off - h
-	lines = lines[off:]
-	if len(lines) > h {
-		lines = lines[:h]
-	}
-	if off > 0 && len(lines) > 0 {
-		lines[0] = m.styles.Muted.Render(fmt.Sprintf("↑ %d more lines above (↑ or g)", off))
-	}
-	if more > 0 && len(lines) > 0 {
-		lines[len(lines)-1] = m.styles.Warning.Render(fmt.Sprintf("↓ %d more lines below (↓, pgdn)", more+1))
-	}
+	lines := m.scrolled(m.startLines(w), m.startOffset, h, "↑ %d more lines above (↑ or g)", "↓ %d more lines below (↓, pgdn)")
 	out := make([]string, h)
 	for i := range out {
 		if i < len(lines) {
@@ -115,6 +103,22 @@ func (m *Model) startScreen(w, h int) []string {
 		}
 	}
 	return out
+}
+
+// scrolled is the window of h lines from off (clamped) of lines, its first
+// and last lines giving way to counts of the lines out of view (above and
+// below are their formats): every line is seen at some offset.
+func (m *Model) scrolled(lines []string, off, h int, above, below string) []string {
+	off = clamp(off, 0, max(len(lines)-h, 0))
+	more := len(lines) - off - h
+	lines = append([]string(nil), lines[off:min(off+h, len(lines))]...)
+	if off > 0 && above != "" && len(lines) > 0 {
+		lines[0] = m.styles.Muted.Render(fmt.Sprintf(above, off+1))
+	}
+	if more > 0 && len(lines) > 0 {
+		lines[len(lines)-1] = m.styles.Warning.Render(fmt.Sprintf(below, more+1))
+	}
+	return lines
 }
 
 // startLines is every line of the start screen at width w.

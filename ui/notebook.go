@@ -405,16 +405,7 @@ func decodedCount(outs []observe.Output) int {
 // the pane that has no notebook to show: scrolled by ↑↓, never cut.
 func (p *notebookPane) failureView(m *Model, w, h int) []string {
 	lines := append([]string{m.styles.Error.Render("Jupyter failed to start")}, m.failureLines(w)...)
-	off := clamp(p.failOff, 0, max(len(lines)-h, 0))
-	more := len(lines) - off - h
-	lines = lines[off:]
-	if len(lines) > h {
-		lines = lines[:h]
-	}
-	if more > 0 && len(lines) > 0 {
-		lines[len(lines)-1] = m.styles.Warning.Render(fmt.Sprintf("↓ %d more lines (↓, or z for the whole window)", more+1))
-	}
-	return lines
+	return m.scrolled(lines, p.failOff, h, "↑ %d more lines above", "↓ %d more lines (↓, or z for the whole window)")
 }
 
 // scrollFailure scrolls the failure the pane shows.

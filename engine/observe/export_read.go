@@ -76,7 +76,12 @@ func exportEvents(line []byte) ([]engine.Event, error) {
 	held := time.Duration(l.HeldMs * float64(time.Millisecond))
 	start := engine.CallEvent{ID: l.ID, Session: l.Session, Tool: tool, Args: args, Status: engine.CallRunning, Started: l.Started, ResendOf: l.ResendOf}
 	evs := []engine.Event{{Time: l.Started, Type: engine.EvCallStarted, Call: &start}}
-	if l.Status == engine.CallRunning || l.Status == engine.CallHeld {
+	switch l.Status {
+	case engine.CallHeld:
+		held := start
+		held.Status = engine.CallHeld
+		return append(evs, engine.Event{Time: l.Started, Type: engine.EvCallHeld, Call: &held}), nil
+	case engine.CallRunning:
 		return evs, nil
 	}
 	end := start
