@@ -261,7 +261,7 @@ func runAttach(args []string) int {
 			feed.WatchOnly(err.Error())
 		}
 	}
-	if err := ui.Run(ctx, feed, ui.RunOptions{Theme: th, ImageProtocol: envImageProtocol(), Notify: envNotify()}); err != nil {
+	if err := ui.Run(ctx, feed, ui.RunOptions{Theme: th, ImageProtocol: envImageProtocol(), Notify: envNotify(), ExportDir: exportsDir("")}); err != nil {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
 		return 1
 	}

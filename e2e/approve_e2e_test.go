@@ -88,7 +88,7 @@ func TestApprovalEndToEnd(t *testing.T) {
 		t.Fatalf("the inline-edited call answered: %s", text)
 	}
 	// The workbench shows the arguments that ran, not the agent's.
-	tm.waitScreen(20*time.Second, "arguments, as the person edited them before it ran", `"code": "print('from the person')"`)
+	tm.waitScreen(20*time.Second, "arguments, as the person edited them before it ran", `code: "print('from the person')"`)
 
 	// ctrl+o: the arguments go through $EDITOR (here a sed), come back into
 	// the editor, and run as edited.

@@ -22,7 +22,7 @@ import (
 const (
 	statusRunning     = "running"     // ExecResult: the timeout passed first
 	statusDied        = "died"        // the kernel died during the run
-	statusInterrupted = "interrupted" // ExecEvent: a cancelled call interrupted it
+	statusInterrupted = "interrupted" // ExecEvent: a cancelled call or the person interrupted it
 )
 
 // timeout applies the default and the cap to a requested timeout.

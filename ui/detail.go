@@ -255,10 +255,7 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	add := func(ls ...string) { out = append(out, ls...) }
 	section := func(t string) { add(s.Title.Render(t)) }
 
-	dur := formatDuration(c.Duration)
-	if c.Status == event.CallRunning || c.Status == event.CallHeld {
-		dur = formatDuration(m.clock.Sub(c.Started)) + " so far"
-	}
+	dur := m.detailTimes(c) // timeline.go: the run, and the time held
 	session := "  session " + c.Session
 	if client := m.st.Sessions[c.Session]; client != "" {
 		session += " (" + client + ")"
@@ -291,17 +288,16 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	if c.Error != "" {
 		add(s.Failed.Render("error: ") + oneLine(c.Error))
 	}
+	if c.CellFailed() {
+		add(s.Failed.Render("the code raised "+c.CellError) + s.Muted.Render(" (the call answered; its outputs hold the traceback)"))
+	}
 
 	if c.Edited {
 		section("arguments, as the person edited them before it ran")
 	} else {
 		section("arguments")
 	}
-	args := "{}"
-	if len(c.Args) > 0 {
-		args = prettyJSON(c.Args)
-	}
-	add(boundText(args, detailArgsLines, w, s.Muted.Render)...)
+	add(m.argLines(c, w)...) // args.go: code as code
 	if c.ArgsCut > 0 {
 		add(s.Muted.Render(fmt.Sprintf("  … %d bytes of arguments not kept", c.ArgsCut)))
 	}

@@ -17,6 +17,7 @@ type KeyMap struct {
 	Taller    key.Binding
 	Shorter   key.Binding
 	CopyToken key.Binding
+	ShowToken key.Binding
 	Zoom      key.Binding
 	CopyCall  key.Binding
 	Export    key.Binding
@@ -86,6 +87,7 @@ func DefaultKeyMap() KeyMap {
 		Taller:    key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "grow pane")),
 		Shorter:   key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "shrink pane")),
 		CopyToken: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy token")),
+		ShowToken: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "show the token")),
 		Zoom:      key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane")),
 		CopyCall:  key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "copy call as JSON")),
 		Export:    key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "export shown calls (JSONL)")),
@@ -140,7 +142,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp is the `?` screen, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.CopyCall, k.Export, k.Stats, k.Help, k.Quit},
+		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.ShowToken, k.CopyCall, k.Export, k.Stats, k.Help, k.Quit},
 		{k.Pause, k.Interrupt, k.Cancel, k.Undo, k.Resend, k.Approve, k.AllowSession, k.Deny, k.DenyReason, k.EditArgs, k.NextHeld, k.Later, k.RevokeAll, k.ReplayPause, k.ReplayStep},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Filter, k.ClearFilter, k.NextMatch, k.PrevMatch, k.Toggle, k.OpenImage, k.PrevNotebook, k.NextNotebook, k.StatsSort, k.StatsOpen},

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
@@ -110,6 +110,11 @@ type Model struct {
 	zoomed        bool // the focused pane has the whole window
 	showStats     bool // the stats view takes the body (stats.go)
 	stats         statsView
+	manualLeft    bool // the person set the left column's split (split.go)
+	manualRight   bool // and the right column's
+	showToken     bool // t: the bearer token is shown whole (connect.go)
+	startOffset   int  // the start screen's first line shown (connect.go)
+	noResend      bool // resend can never work here (a replay, an attached workbench)
 
 	calls    callsPane
 	detail   detailPane
@@ -226,6 +231,9 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 	}
 	m.detail.expanded = map[string]bool{}
 	m.initReplay()
+	if err := b.CanResend(); errors.Is(err, observe.ErrResendAttached) || errors.Is(err, observe.ErrResendReplay) {
+		m.noResend = true
+	}
 	m.updateKeys()
 	return m
 }
@@ -264,6 +272,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case imageReadyMsg:
 		m.imageReady(msg)
+	case imageDecodedMsg:
+		m.imageDecoded(msg) // decode.go
 	case eventsMsg:
 		m.clock = m.now()
 		for _, ev := range msg {
@@ -306,12 +316,18 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.showStats {
 		m.stats.refresh(&m)
 	}
-	// The card (card.go): opened once no input has the keyboard, its
-	// call watched for a change, how far it was read kept.
+	// The card (card.go): opened once no input has the keyboard. The
+	// panes' heights follow what they hold (split.go): a timeline that
+	// grew keeps no blank rows under calls scrolled out of view. Then the
+	// card's call is watched for a change, and how far it was read kept.
 	m.openWanted()
+	m.calls.clampSelection(&m)
 	m.noteTarget()
 	m.trackSeen()
 	m.updateKeys()
+	if dec := m.decodeInView(); dec != nil {
+		cmd = tea.Batch(cmd, dec)
+	}
 	return m, cmd
 }
 
@@ -373,6 +389,11 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 	if m.showStats {
 		return m.handleStatsKey(msg)
 	}
+	if m.startView() {
+		if nm, ok := m.startScroll(msg); ok {
+			return nm, nil
+		}
+	}
 	if m.zoomed && msg.Type == tea.KeyEsc {
 		// esc gives the window back before it does anything in the pane.
 		m.zoomed = false
@@ -399,18 +420,11 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		if key.Matches(msg, k.Shorter) {
 			d = -5
 		}
-		switch m.focus {
-		case FocusCalls:
-			m.callsPct = clamp(m.callsPct+d, 20, 85)
-		case FocusExecs:
-			m.callsPct = clamp(m.callsPct-d, 20, 85)
-		case FocusDetail:
-			m.detailPct = clamp(m.detailPct+d, 15, 85)
-		case FocusNotebook:
-			m.detailPct = clamp(m.detailPct-d, 15, 85)
-		}
+		m.resizeFocused(d) // split.go
 	case key.Matches(msg, k.CopyToken):
 		return m, m.copyTokenCmd()
+	case key.Matches(msg, k.ShowToken):
+		return m.toggleToken()
 	case key.Matches(msg, k.OpenImage):
 		return m.openImage()
 	case key.Matches(msg, k.CopyCall):
@@ -570,7 +584,7 @@ func (m Model) copyTokenCmd() tea.Cmd {
 		case copyFn == nil:
 			return actionDoneMsg{"copy", fmt.Errorf("no clipboard on this terminal")}
 		}
-		return actionDoneMsg{"token copied to the clipboard", copyFn(tok)}
+		return actionDoneMsg{copyTokenDone, copyFn(tok)}
 	}
 }
 
@@ -622,7 +636,7 @@ func (m *Model) updateKeys() {
 	k.Cancel.SetEnabled(c != nil && (c.Status == event.CallRunning || held))
 	k.Interrupt.SetEnabled(m.interruptTarget() != "")
 	k.Undo.SetEnabled(m.undoTarget() != nil)
-	k.Resend.SetEnabled(m.resendTarget() != nil)
+	k.Resend.SetEnabled(m.resendTarget() != nil && !m.noResend)
 	k.Filter.SetEnabled(m.focus == FocusCalls)
 	k.ClearFilter.SetEnabled(m.focus == FocusCalls && m.calls.filter != "")
 	k.Toggle.SetEnabled(m.focus == FocusDetail && m.detail.root != nil)
@@ -630,6 +644,12 @@ func (m *Model) updateKeys() {
 	k.PrevNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.NextNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.CopyToken.SetEnabled(m.info.Token != "")
+	k.ShowToken.SetEnabled(m.info.Token != "")
+	if m.showToken {
+		k.ShowToken.SetHelp("t", "mask the token")
+	} else {
+		k.ShowToken.SetHelp("t", "show the token")
+	}
 	k.CopyCall.SetEnabled(c != nil)
 	k.OpenImage.SetEnabled(m.focus == FocusNotebook && m.selectedImage() != nil)
 	k.Export.SetEnabled(len(m.st.Calls) > 0)
@@ -645,7 +665,7 @@ func (m *Model) updateKeys() {
 	k.Shorter.SetEnabled(!m.zoomed)
 	if ro, ok := m.backend.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
 		// A replay has no engine to act on: offer no action.
-		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Undo, &k.Approve, &k.Deny, &k.AllowSession, &k.RevokeAll, &k.DenyReason, &k.EditArgs} {
+		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Undo, &k.Resend, &k.Approve, &k.Deny, &k.AllowSession, &k.RevokeAll, &k.DenyReason, &k.EditArgs} {
 			b.SetEnabled(false)
 		}
 	}
@@ -659,7 +679,7 @@ func (m *Model) updateKeys() {
 	if m.showStats {
 		// The stats view takes the keys: offer only its own.
 		k.Stats.SetHelp("s/esc", "close stats")
-		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.CopyToken,
+		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.CopyToken, &k.ShowToken,
 			&k.Zoom, &k.CopyCall, &k.Export, &k.OpenImage, &k.Resend,
 			&k.Pause, &k.Interrupt, &k.Cancel, &k.Undo, &k.Approve, &k.Deny, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom,
 			&k.Filter, &k.ClearFilter, &k.NextMatch, &k.PrevMatch, &k.Toggle, &k.PrevNotebook, &k.NextNotebook,
@@ -686,7 +706,7 @@ type layout struct {
 }
 
 func (m *Model) layout() layout {
-	l := layout{headerH: 2, footerH: 1}
+	l := layout{headerH: 2 + len(m.healthLines()), footerH: 1}
 	body := max(m.height-l.headerH-l.footerH, 6)
 	if m.zoomed {
 		// Every pane is measured as if it were the focused one, which
@@ -698,10 +718,7 @@ func (m *Model) layout() layout {
 	}
 	l.leftW = max(m.width*m.leftPct/100, 20)
 	l.rightW = max(m.width-l.leftW, 20)
-	l.callsH = clamp(body*m.callsPct/100, 3, body-3)
-	l.execsH = body - l.callsH
-	l.detailH = clamp(body*m.detailPct/100, 3, body-3)
-	l.nbH = body - l.detailH
+	m.splitColumns(&l, body) // split.go: room for what is active
 	return l
 }
 
@@ -719,7 +736,7 @@ func (m *Model) headerView() string {
 		parts = append(parts, kv("mcp", m.info.Endpoint))
 	}
 	if m.info.Token != "" {
-		parts = append(parts, kv("token", secret.Mask(m.info.Token)))
+		parts = append(parts, kv("token", m.token())+s.Muted.Render(" ("+m.tokenHint()+")"))
 	}
 	jupyter := m.info.JupyterURL
 	if m.st.Server.JupyterURL != "" {
@@ -743,35 +760,25 @@ func (m *Model) headerView() string {
 	if m.info.Mode != "" {
 		stats = append(stats, s.HeaderValue.Render(m.info.Mode))
 	}
-	// Calls held for the person come first, and a pause next: both
-	// mean calls wait, and neither may be cut off the end of the line.
+	// Calls held for the person come first (they are denied when their
+	// countdown ends), then Jupyter's health (every call fails while it
+	// is not up: health.go), then a pause: none may be cut off the end of
+	// the line.
 	if h := m.heldHeader(); h != "" {
 		stats = append(stats, s.Held.Render(h))
+	}
+	if w := m.jupyterWord(); w != "" {
+		stats = append(stats, w)
 	}
 	if m.st.Server.Paused {
 		stats = append(stats, s.Warning.Render("PAUSED: new calls wait"))
 	}
 	stats = append(stats, m.replayHeader()...)
-	// A managed Jupyter server being restarted comes first: every call
-	// fails until it is back.
-	// A managed server still starting or unable to start says so in the
-	// same place.
-	switch srv := m.st.Server; srv.Jupyter {
-	case "":
-	case event.JupyterStarting:
-		stats = append(stats, s.Warning.Render("jupyter starting…"))
-	case event.JupyterFailed:
-		stats = append(stats, s.Error.Render("jupyter failed to start: "+oneLine(srv.JupyterProblem)))
-	default:
-		down := fmt.Sprintf("jupyter %s (attempt %d)…", srv.Jupyter, srv.JupyterAttempt)
-		if srv.JupyterProblem != "" {
-			down += " " + oneLine(srv.JupyterProblem)
-		}
-		stats = append(stats, s.Error.Render(down))
-	}
+	// What the person must not miss comes before the counts: the line is
+	// cut at the window's width.
 	stats = append(stats,
-		kv("sessions", itoa(len(m.st.Sessions))),
 		kv("calls", fmt.Sprintf("%d (%d running, %d held)", len(m.st.Calls)+m.st.CallsDropped, running, held)),
+		kv("sessions", itoa(len(m.st.Sessions))),
 		kv("notebooks", itoa(len(m.st.NotebookOrder))),
 	)
 	if mode := m.st.Server.ApprovalMode; mode != "" && mode != calls.ApproveOff {
@@ -788,7 +795,11 @@ func (m *Model) headerView() string {
 		stats = append(stats, s.Error.Render("stream ended"))
 	}
 	line2 := strings.Join(stats, sep)
-	return fit(line1, m.width) + "\n" + fit(line2, m.width)
+	out := fit(line1, m.width) + "\n" + fit(line2, m.width)
+	for _, l := range m.healthLines() {
+		out += "\n" + l
+	}
+	return out
 }
 
 // footerView shows a pending confirmation or status, else the short help.

@@ -34,6 +34,8 @@ type RunOptions struct {
 	// NotifyModes ("" is auto: where the terminal is known to show
 	// notices), or off. The bell rings either way.
 	Notify string
+	// ExportDir is where E writes (Options.ExportDir).
+	ExportDir string
 }
 
 // Run shows the workbench on the terminal until the person quits or ctx is
@@ -82,6 +84,7 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 			return nil
 		},
 		FrameInterval: defaultFrameInterval,
+		ExportDir:     opts.ExportDir,
 	})
 	events, stop := b.Subscribe()
 	defer stop()

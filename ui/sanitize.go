@@ -146,9 +146,10 @@ func cleanJSONWith(f func([]byte) []byte, p *json.RawMessage) bool {
 
 func sanitizeCall(c *event.CallEvent) *event.CallEvent {
 	cc := *c
-	// DecidedBy names who decided (a client's name among it): drawn on
-	// one line as it is, like the other names.
-	changed := cleanNames(&cc.ID, &cc.Session, &cc.Tool, &cc.CellID, &cc.Notebook, &cc.UndoOf, &cc.ResendOf, &cc.DecidedBy)
+	// DecidedBy names who decided (a client's name among it), CellError
+	// the exception the code raised: drawn on one line as they are, like
+	// the other names.
+	changed := cleanNames(&cc.ID, &cc.Session, &cc.Tool, &cc.CellID, &cc.Notebook, &cc.UndoOf, &cc.ResendOf, &cc.DecidedBy, &cc.CellError)
 	if cleanStrings(&cc.Progress, &cc.Text, &cc.Error, &cc.SchemaProblem, &cc.Summary) {
 		changed = true
 	}

@@ -89,6 +89,7 @@ type Outcome struct {
 	CellID        string
 	Notebook      string
 	Images        int
+	CellError     string // see CallEvent.CellError
 
 	// Wire sizes of the result's parts (see CallEvent.TextBytes).
 	TextBytes, StructuredBytes, ImageBytes int
@@ -170,6 +171,7 @@ type call struct {
 	preview  func(context.Context) *event.CallPreview // nil: no preview
 	check    func(json.RawMessage) (json.RawMessage, error)
 	edited   json.RawMessage // arguments a person edited and allowed
+	heldAt   time.Time       // when it was first held; zero if never
 }
 
 // decision settles a call held for approval.
@@ -324,7 +326,13 @@ func (r *Registry) Begin(ctx context.Context, c Start) (context.Context, func(Ou
 	finish := func(o Outcome) {
 		once.Do(func() { r.finish(cl, o) })
 	}
-	if err := r.admit(cctx, cl); err != nil {
+	err := r.admit(cctx, cl)
+	r.mu.Lock()
+	if !cl.heldAt.IsZero() {
+		cl.info.Held = time.Since(cl.heldAt)
+	}
+	r.mu.Unlock()
+	if err != nil {
 		st := event.CallDenied
 		if !errors.Is(err, errNoWorkbench) && !errors.Is(err, errNoApprover) && cctx.Err() != nil {
 			st = event.CallCancelled
@@ -527,7 +535,12 @@ func (r *Registry) hold(cl *call, why string) { r.holdWith(cl, why, nil, time.Ti
 // holdWith publishes EvCallHeld with what the call would do and when it is
 // denied undecided (zero: not held for approval).
 func (r *Registry) holdWith(cl *call, why string, p *event.CallPreview, until time.Time) {
+	r.mu.Lock()
+	if cl.heldAt.IsZero() {
+		cl.heldAt = time.Now() // the person's time starts (CallEvent.Held)
+	}
 	ce := cl.info
+	r.mu.Unlock()
 	ce.Status = event.CallHeld
 	ce.Progress = why
 	ce.Preview = p
@@ -575,6 +588,7 @@ func (r *Registry) finish(cl *call, o Outcome) {
 	ce.CellID = o.CellID
 	ce.Notebook = o.Notebook
 	ce.Images = o.Images
+	ce.CellError = o.CellError
 	ce.TextBytes, ce.StructuredBytes, ce.ImageBytes = o.TextBytes, o.StructuredBytes, o.ImageBytes
 	if r.opts.Undoable != nil {
 		ce.Undoable = r.opts.Undoable(ce.ID)

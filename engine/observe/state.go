@@ -36,6 +36,11 @@ type Call struct {
 	StructuredCut int
 	MetaCut       int
 
+	// HeldSince is when the call was first held (for approval, or while
+	// new calls were paused); zero if never. Held (event.CallEvent) is
+	// how long it was, once it ran or was refused.
+	HeldSince time.Time
+
 	// ArgsLine is free for a reader to keep its one-line form of Args in
 	// (the workbench draws it on every frame); the state clears it
 	// whenever Args change.
@@ -310,8 +315,12 @@ func (s *State) applyCall(ev event.Event) {
 	} else if r.Started.IsZero() {
 		r.Started = ev.Time
 	}
+	wasHeld := r.Status == event.CallHeld
 	if c.Status != "" {
 		r.Status = c.Status
+	}
+	if c.Held > 0 {
+		r.Held = c.Held
 	}
 	switch ev.Type {
 	case event.EvCallStarted:
@@ -320,6 +329,9 @@ func (s *State) applyCall(ev event.Event) {
 		}
 	case event.EvCallHeld:
 		r.Status = event.CallHeld
+		if r.HeldSince.IsZero() {
+			r.HeldSince = eventTime(ev, r.Started)
+		}
 		if c.Preview != nil {
 			r.Preview = c.Preview
 		}
@@ -328,6 +340,9 @@ func (s *State) applyCall(ev event.Event) {
 		r.Progress, _ = capString(c.Progress, 512)
 		if r.Status != event.CallHeld {
 			r.HeldUntil = time.Time{}
+		}
+		if wasHeld && r.Status == event.CallRunning {
+			r.endHold(ev)
 		}
 	case event.EvCallFinished:
 		r.Duration = c.Duration
@@ -345,6 +360,10 @@ func (s *State) applyCall(ev event.Event) {
 		r.CellID, r.Notebook, r.Images = c.CellID, c.Notebook, c.Images
 		r.TextBytes, r.StructuredBytes, r.ImageBytes = c.TextBytes, c.StructuredBytes, c.ImageBytes
 		r.Undoable = c.Undoable
+		r.CellError = c.CellError
+		if wasHeld {
+			r.endHold(ev)
+		}
 		if c.UndoOf != "" && !c.IsError {
 			s.undone(c.UndoOf)
 		}

@@ -79,7 +79,7 @@ func Scenario(t testing.TB) []event.Event {
 	}
 	ok := true
 	return []event.Event{
-		ev(0, event.Event{Type: event.EvServerState, Server: &event.ServerEvent{JupyterURL: "http://127.0.0.1:8888/", ApprovalMode: "destructive"}}),
+		ev(0, event.Event{Type: event.EvServerState, Server: &event.ServerEvent{JupyterURL: "http://127.0.0.1:8888/", ApprovalMode: "destructive", Jupyter: event.JupyterUp}}),
 		ev(0.5, event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: "sess-7f3a", Client: "claude-code 1.0"}}),
 		ev(0.6, event.Event{Type: event.EvKernelStatus, Kernel: &event.KernelEvent{ID: "k-5e6f7a8b9c", Name: "python3", State: "idle"}}),
 		call(1, event.EvCallStarted, event.CallEvent{ID: "c1", Session: "sess-7f3a", Tool: "use_notebook", Args: JSON(t, map[string]any{"notebook_name": "sales", "notebook_path": "sales.ipynb", "mode": "connect"}), Status: event.CallRunning}),
