@@ -96,7 +96,8 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 	if err != nil {
 		return err
 	}
-	p.Notebook = d.name
+	on := e.on(d)
+	p.Notebook, p.Path, p.Bound = d.name, d.path, on.notebookFacts()
 	if req.Op == PreviewRestart || req.Op == PreviewUnuse {
 		return e.previewKernelState(d, req.Op, p)
 	}
@@ -104,7 +105,6 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		return err
 	}
 	nb := d.model()
-	on := e.on(d)
 	// Each preview is the change the call makes, made on a copy.
 	switch req.Op {
 	case PreviewEdit, PreviewOverwrite:
@@ -114,6 +114,7 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 			m, what = &editSource{onNotebook: on, ref: req.Cell, old: req.Old, new: req.New, all: req.All}, "edit"
 		}
 		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
 		if err != nil && !errors.Is(err, errUnchanged) {
 			return err
 		}
@@ -135,7 +136,9 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		if req.Op == PreviewInsertRun {
 			m.cellType, m.run = notebook.Code, true
 		}
-		if err := tryOnCopy(nb, m); err != nil {
+		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
+		if err != nil {
 			return err
 		}
 		at, n := m.inserted.Index, len(nb.Cells)
@@ -155,7 +158,9 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		}
 	case PreviewDelete:
 		m := &deleteCells{onNotebook: on, indices: req.Indices, ids: req.IDs}
-		if err := tryOnCopy(nb, m); err != nil {
+		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
+		if err != nil {
 			return err
 		}
 		p.What = fmt.Sprintf("delete %d of %d cells", len(m.deleted), len(nb.Cells))
@@ -166,6 +171,7 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 	case PreviewMove:
 		m := &moveCell{onNotebook: on, src: req.Cell, dst: req.Target}
 		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
 		if err != nil && !errors.Is(err, errUnchanged) {
 			return err
 		}
@@ -182,6 +188,7 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 	case PreviewRunCell:
 		m := &clearOutputs{onNotebook: on, ref: req.Cell, forRun: true}
 		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
 		if m.cell.ID != "" {
 			p.What = fmt.Sprintf("run cell %d (id %s) on kernel %s", m.cell.Index, m.cell.ID, short8(d.kernel.id))
 		}
@@ -203,30 +210,31 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 // notebook's kernel.
 func (e *Engine) previewCode(session string, req PreviewRequest, p *event.CallPreview) error {
 	p.Code = req.Source
-	if en := e.sandboxes.activeFor(session); en != nil {
-		p.What = fmt.Sprintf("run code on sandbox %s (%s)", en.name, en.variant)
-		p.Language = "python"
-		return nil
+	t, err := e.codeTarget(session, req.KernelID)
+	if err != nil {
+		return err
 	}
-	if req.KernelID != "" {
-		p.What = "run code on kernel " + short8(req.KernelID)
+	p.Bound = t.bound()
+	switch {
+	case t.sandbox != nil:
+		p.What = fmt.Sprintf("run code on sandbox %s (%s)", t.sandbox.name, t.sandbox.variant)
+		p.Language = "python"
+	case t.doc != nil:
+		d := t.doc
+		p.Notebook, p.Path = d.name, d.path
+		p.What = fmt.Sprintf("run code on kernel %s (notebook %s); not saved to the notebook", short8(d.kernel.id), d.name)
+		p.Language = notebookLanguage(d.model())
+	default:
+		p.What = "run code on kernel " + short8(t.kernelID)
 		e.mu.RLock()
 		for _, d := range e.docs {
-			if d.kernel.id == req.KernelID {
+			if d.kernel.id == t.kernelID {
 				p.Language = notebookLanguage(d.model())
 				break
 			}
 		}
 		e.mu.RUnlock()
-		return nil
 	}
-	d, err := e.lookup(session, "")
-	if err != nil {
-		return err
-	}
-	p.Notebook = d.name
-	p.What = fmt.Sprintf("run code on kernel %s (notebook %s); not saved to the notebook", short8(d.kernel.id), d.name)
-	p.Language = notebookLanguage(d.model())
 	return nil
 }
 
