@@ -38,6 +38,11 @@ const (
 	PreviewRunCode             // run Source on KernelID, else the session's sandbox or notebook kernel
 	PreviewRestart             // restart the notebook's kernel
 	PreviewUnuse               // release the notebook (and its kernel when no one else uses it)
+
+	// The operations that decide where code runs (preview_where.go).
+	PreviewUseSandbox    // run the session's code on sandbox Sandbox.Name ("": on kernels)
+	PreviewLaunchSandbox // launch the sandbox Sandbox describes
+	PreviewConnect       // switch to the Jupyter server at URL
 )
 
 // PreviewRequest describes a call in the engine's terms. Fields not used by
@@ -55,6 +60,8 @@ type PreviewRequest struct {
 	Indices  []int
 	IDs      []string
 	KernelID string
+	Sandbox  SandboxSpec
+	URL      string
 	// Problem, when set, is why the caller could not build the request
 	// (arguments it could not read); the preview says so.
 	Problem string
@@ -91,6 +98,9 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 	}
 	if req.Op == PreviewNone {
 		return nil
+	}
+	if ok, err := e.previewWhere(session, req, p); ok {
+		return err
 	}
 	d, err := e.lookup(session, req.Notebook)
 	if err != nil {
