@@ -321,6 +321,7 @@ func (m *Model) heldLines(c *observe.Call, w int) []string {
 	if p.What != "" {
 		out = append(out, "  "+p.What)
 	}
+	out = append(out, m.boundLines(p)...) // held_bound.go
 	if p.Problem != "" {
 		out = append(out, s.Warning.Render("  cannot tell: ")+oneLine(p.Problem), s.Muted.Render("  (allowed, the call runs and fails as usual)"))
 	}

@@ -143,7 +143,12 @@ func sanitizeCall(c *event.CallEvent) *event.CallEvent {
 // sanitizePreview returns a sanitized copy of a held call's preview and
 // whether it differs.
 func sanitizePreview(p event.CallPreview) (event.CallPreview, bool) {
-	changed := cleanStrings(&p.Client, &p.Notebook, &p.What, &p.Diff, &p.Code, &p.Language, &p.Problem)
+	changed := cleanStrings(&p.Client, &p.Notebook, &p.Path, &p.What, &p.Diff, &p.Code, &p.Language, &p.Problem, &p.Changed)
+	if p.Bound != nil {
+		// What the call is bound to is the engine's to check, not the
+		// screen's to draw (the card shows the same facts).
+		p.Bound, changed = nil, true
+	}
 	cellsCopied := false
 	for i := range p.Cells {
 		c := p.Cells[i]
