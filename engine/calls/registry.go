@@ -27,7 +27,7 @@ import (
 const (
 	ApproveOff         = "off"
 	ApproveDestructive = "destructive"
-	ApproveExecute     = "execute" // only calls that run code
+	ApproveExecute     = "execute" // calls that run code or decide where it runs (Start.RunsCode)
 	ApproveAll         = "all"
 )
 
@@ -42,8 +42,9 @@ type Start struct {
 	// call. It is used when the call needs approval and no workbench is
 	// attached; without it such a call is refused at once.
 	Ask AskClient
-	// RunsCode marks a call that runs code in a kernel or a sandbox: the
-	// calls ApproveExecute holds.
+	// RunsCode marks a call that runs code in a kernel or a sandbox, or
+	// decides where code runs (a sandbox, another server): the calls
+	// ApproveExecute holds.
 	RunsCode bool
 	// Preview, when set, computes what the call would do (the engine's
 	// Preview); it is asked only when the call is held, and the preview
