@@ -431,3 +431,63 @@ func TestDecisionRacesNewHeldCall(t *testing.T) {
 	}
 	tm.quitLeavingNothing(w.root)
 }
+
+// TestCardHeldAgainEndToEnd: a held execute_cell whose cell another session
+// swaps while the person reads the card. Their y does not run the new
+// source: the card comes back for the same call, saying what changed and
+// showing the new source with a fresh countdown; y pressed at once only
+// asks again (the card changed); n then denies it, and the cell never ran.
+func TestCardHeldAgainEndToEnd(t *testing.T) {
+	w := startWorkbench(t, "swapping-agent", []string{"TERM=xterm-256color"}, []string{"--approve", "execute"}, []string{"waiting for an agent"})
+	tm, cs := w.tm, w.cs
+	other, err := harness.ConnectHTTP(context.Background(), "other-agent", fmt.Sprintf("http://127.0.0.1:%d/mcp", w.port), harness.AuthClient(w.token, nil), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	call(t, cs, "use_notebook", map[string]any{"notebook_name": "swap", "notebook_path": "swap.ipynb", "mode": "create"})
+	call(t, other, "use_notebook", map[string]any{"notebook_name": "swap", "notebook_path": "swap.ipynb"})
+	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "ran = 'SHOWN'\nprint(ran)"})
+
+	p := callAsync(cs, "execute_cell", map[string]any{"cell_index": 0, "timeout": 30})
+	if scr, ok := screenUntil(tm, 60*time.Second, containsAll("Held execute_cell", "ran = 'SHOWN'", "denied in")); !ok {
+		t.Fatalf("the card never showed the cell:\n%s", scr)
+	}
+	// While the person reads, the other session swaps the cell.
+	call(t, other, "overwrite_cell_source", map[string]any{"cell_index": 0, "cell_source": "ran = 'SWAPPED'\nprint(ran)"})
+	decide(tm, "y")
+	scr, ok := screenUntil(tm, 30*time.Second, containsAll("Held execute_cell", "held again", "ran = 'SWAPPED'", "denied in"))
+	if !ok {
+		t.Fatalf("the card did not come back for the call held again:\n%s", scr)
+	}
+	if !strings.Contains(scr, "1 │ ran = 'SWAPPED'") || strings.Contains(scr, "1 │ ran = 'SHOWN'") {
+		t.Errorf("the card held again does not show the new source alone:\n%s", scr)
+	}
+	tm.key("y") // at once: the card just changed
+	if asked, ok := screenUntil(tm, 3*time.Second, containsAll("press y again")); !ok {
+		t.Errorf("y right after the card came back did not ask again:\n%s", asked)
+	}
+	if res := p.result(t, 2*time.Second); res != nil {
+		t.Fatalf("y right after the card came back decided it: %s", harness.Text(res))
+	}
+	decide(tm, "n")
+	res := p.result(t, 30*time.Second)
+	if res == nil || !res.IsError || !strings.Contains(harness.Text(res), "denied") {
+		t.Fatalf("denied when held again, the call answered: %v", res)
+	}
+	if strings.Contains(harness.Text(res), "SWAPPED") || strings.Contains(harness.Text(res), "SHOWN") {
+		t.Fatalf("the cell ran: %s", harness.Text(res))
+	}
+	// The timeline says so.
+	if scr, ok := screenUntil(tm, 20*time.Second, func(scr string) bool {
+		for _, l := range strings.Split(scr, "\n") {
+			if strings.Contains(l, "execute_cell") && strings.Contains(l, "denied") {
+				return true
+			}
+		}
+		return false
+	}); !ok {
+		t.Errorf("the timeline does not show the call denied:\n%s", scr)
+	}
+	tm.quitLeavingNothing(w.root)
+}

@@ -121,10 +121,15 @@ func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.Ra
 	var m map[string]any
 	_ = json.Unmarshal(redactArgs(args), &m)
 	name, _ := m["notebook_name"].(string)
-	if nb, err := s.e.Notebook(session, name); err == nil {
-		fmt.Fprintf(&b, " on notebook '%s' (%s)", nb.Name, nb.Path)
+	// Names the agent chose, their hidden characters shown as markers.
+	show := invisible.ShowLine
+	if preview != nil && preview.Notebook != "" {
+		// The notebook the preview found: the one the call acts on.
+		fmt.Fprintf(&b, " on notebook '%s' (%s)", show(preview.Notebook), show(preview.Path))
+	} else if nb, err := s.e.Notebook(session, name); err == nil {
+		fmt.Fprintf(&b, " on notebook '%s' (%s)", show(nb.Name), show(nb.Path))
 	} else if name != "" {
-		fmt.Fprintf(&b, " on notebook '%s'", name)
+		fmt.Fprintf(&b, " on notebook '%s'", show(name))
 	}
 	b.WriteString(".")
 	b.WriteString(previewText(preview))
@@ -169,6 +174,9 @@ func previewText(p *event.CallPreview) string {
 		return ""
 	}
 	var b strings.Builder
+	if p.Changed != "" {
+		b.WriteString("\nAsked again: what it would do changed after you were shown it (" + invisible.ShowLine(oneLine(p.Changed)) + ").")
+	}
 	if p.What != "" {
 		b.WriteString("\nIt would " + invisible.ShowLine(p.What) + ".")
 	}

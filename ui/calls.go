@@ -69,7 +69,7 @@ func (p *callsPane) clampSelection(m *Model) {
 	// A held call on screen keeps the selection (card.go): a decision
 	// key must land on the call the person reads, not on one that
 	// arrived meanwhile.
-	keep := i >= 0 && (m.card.open && p.selected == m.card.callID || awaitsDecision(vis[i]) && !m.card.decided[p.selected])
+	keep := i >= 0 && (m.card.open && p.selected == m.card.callID || awaitsDecision(vis[i]) && !m.card.decided[holdKey(vis[i])])
 	if m.card.open && p.selected == m.card.callID && i < 0 {
 		return // hidden by the search: still the card's
 	}

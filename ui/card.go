@@ -50,17 +50,20 @@ type cardState struct {
 	full   bool   // the card has the whole body, even on a wide screen (z)
 
 	offset    int    // first line of the card's scrolling part
-	offsetFor string // the call that offset scrolls
+	offsetFor string // the hold (holdKey) that offset scrolls
 
 	// What the decision keys act on (a call and its preview), and when
 	// that last changed.
 	target  string
 	changed time.Time
 
-	known   map[string]bool             // held calls already announced (bell, notice)
-	aside   map[string]bool             // held calls the person put aside (esc)
-	decided map[string]bool             // decided here, waiting for the engine to say so
-	seenEnd map[string]bool             // calls whose card was read to its end
+	// Holds (holdKey: a call held again is a new hold) announced (bell,
+	// notice), put aside (esc), decided here and waiting for the engine
+	// to say so, and read to their end.
+	known   map[string]bool
+	aside   map[string]bool
+	decided map[string]bool
+	seenEnd map[string]bool
 	facts   map[string]*heldFacts       // what the raw events said, before the sanitizer
 	flagged map[string]invisible.Report // calls whose arguments hold hidden characters
 
@@ -75,6 +78,15 @@ type heldFacts struct {
 	codeBytes int              // the code's size as the agent sent it
 }
 
+// holdKey names one hold of call c: its id, its countdown and its preview.
+// A call held again (bind: what it would do changed after the person was
+// shown it) keeps its id but gets a fresh preview and countdown, so it is
+// a new hold: announced, unread and undecided like a new call, and a
+// change of what the decision keys act on.
+func holdKey(c *observe.Call) string {
+	return fmt.Sprintf("%s|%d|%p", c.ID, c.HeldUntil.UnixNano(), c.Preview)
+}
+
 // awaitsDecision reports whether c is held for a person to allow or deny (a
 // call held by a pause waits for the resume instead).
 func awaitsDecision(c *observe.Call) bool {
@@ -87,7 +99,7 @@ func awaitsDecision(c *observe.Call) bool {
 func (m *Model) heldQueue() []*observe.Call {
 	var q []*observe.Call
 	for _, c := range m.st.Calls {
-		if awaitsDecision(c) && !m.card.decided[c.ID] {
+		if awaitsDecision(c) && !m.card.decided[holdKey(c)] {
 			q = append(q, c)
 		}
 	}
@@ -118,7 +130,7 @@ func (m *Model) shownHeld() *observe.Call {
 	if c := m.cardCall(); c != nil {
 		return c
 	}
-	if c := m.selectedCall(); awaitsDecision(c) && !m.card.decided[c.ID] {
+	if c := m.selectedCall(); awaitsDecision(c) && !m.card.decided[holdKey(c)] {
 		return c
 	}
 	return nil
@@ -236,31 +248,41 @@ func (m *Model) followHeld() tea.Cmd {
 		st.known, st.aside, st.decided, st.seenEnd = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	}
 	q := m.heldQueue()
-	held := map[string]bool{}
+	held := map[string]bool{} // the holds in the queue
 	fresh := 0
 	for _, c := range q {
-		held[c.ID] = true
-		if !st.known[c.ID] {
-			st.known[c.ID] = true
+		k := holdKey(c)
+		held[k] = true
+		if !st.known[k] {
+			st.known[k] = true
 			fresh++
 		}
 	}
-	// Forget the calls no longer held (the engine has said so).
+	// Forget the holds that ended (the engine has said so), or were
+	// replaced by a new hold of the same call.
 	for _, set := range []map[string]bool{st.known, st.aside, st.seenEnd} {
-		for id := range set {
-			if !held[id] {
-				delete(set, id)
+		for k := range set {
+			if !held[k] {
+				delete(set, k)
 			}
 		}
 	}
-	for id := range st.decided {
-		if c := m.st.Call(id); !awaitsDecision(c) {
-			delete(st.decided, id)
+	if len(st.decided) > 0 || len(st.facts) > 0 {
+		awaiting := map[string]bool{} // holds and calls awaiting a decision, decided here or not
+		for _, c := range m.st.Calls {
+			if awaitsDecision(c) {
+				awaiting[holdKey(c)], awaiting[c.ID] = true, true
+			}
 		}
-	}
-	for id := range st.facts {
-		if !held[id] && !st.decided[id] {
-			delete(st.facts, id)
+		for k := range st.decided {
+			if !awaiting[k] {
+				delete(st.decided, k)
+			}
+		}
+		for id := range st.facts {
+			if !awaiting[id] {
+				delete(st.facts, id)
+			}
 		}
 	}
 	if len(st.flagged) > 2*observe.MaxCalls {
@@ -298,7 +320,7 @@ func (m *Model) openWanted() {
 		return // it queues behind the call on the card
 	}
 	for _, c := range m.heldQueue() {
-		if !m.card.aside[c.ID] {
+		if !m.card.aside[holdKey(c)] {
 			m.openCard(c)
 			return
 		}
@@ -313,7 +335,7 @@ func (m *Model) openCard(c *observe.Call) {
 		m.card.open = true
 	}
 	m.card.callID = c.ID
-	delete(m.card.aside, c.ID)
+	delete(m.card.aside, holdKey(c))
 	// Whatever had the window gives it to the card.
 	m.img, m.showHelp = nil, false
 	m.calls.selected, m.calls.follow = c.ID, false
@@ -348,7 +370,7 @@ func (m *Model) showNextHeld(after string) {
 	}
 	for k := 0; k < len(q); k++ {
 		c := q[(start+k)%len(q)]
-		if c.ID != after && !m.card.aside[c.ID] {
+		if c.ID != after && !m.card.aside[holdKey(c)] {
 			m.openCard(c)
 			return
 		}
@@ -361,9 +383,9 @@ func (m *Model) showNextHeld(after string) {
 func (m *Model) noteTarget() {
 	id := ""
 	if c := m.shownHeld(); c != nil {
-		id = fmt.Sprintf("%s|%p", c.ID, c.Preview)
-		if c.ID != m.card.offsetFor {
-			m.card.offset, m.card.offsetFor = 0, c.ID
+		id = holdKey(c) // another call, or the same call held again
+		if id != m.card.offsetFor {
+			m.card.offset, m.card.offsetFor = 0, id
 		}
 	}
 	if id != m.card.target {
@@ -424,7 +446,7 @@ func (m Model) decide(c *observe.Call, d decision) (Model, tea.Cmd) {
 	case decideAllowSession:
 		cmd = m.settleCmd(c.ID, calls.Verdict{Allow: true, ForSession: true}, "allowed "+c.Tool+" for session "+short(c.Session, 8))
 	}
-	m.card.decided[c.ID] = true
+	m.card.decided[holdKey(c)] = true
 	if m.card.open {
 		m.showNextHeld(c.ID)
 	}
@@ -445,7 +467,7 @@ func (m *Model) unseen(c *observe.Call) string {
 	if cut := notCarried(c); cut > 0 {
 		return fmt.Sprintf("%d bytes of this call were never carried to the workbench, so no one has seen them", cut)
 	}
-	if !m.card.seenEnd[c.ID] {
+	if !m.card.seenEnd[holdKey(c)] {
 		if f := m.cardFrameFor(c); f != nil {
 			below := len(f.body) - (m.card.offset + f.bodyH)
 			return fmt.Sprintf("you have not read this call to its end (%d more lines below)", max(below, 1))
@@ -473,7 +495,7 @@ func notCarried(c *observe.Call) int {
 // trackSeen records how far the shown held call's card has been read.
 func (m *Model) trackSeen() {
 	c := m.shownHeld()
-	if c == nil || m.card.seenEnd[c.ID] {
+	if c == nil || m.card.seenEnd[holdKey(c)] {
 		return
 	}
 	f := m.cardFrameFor(c)
@@ -482,7 +504,7 @@ func (m *Model) trackSeen() {
 	}
 	m.card.offset = clamp(m.card.offset, 0, max(len(f.body)-f.bodyH, 0))
 	if m.card.offset+f.bodyH >= len(f.body) {
-		m.card.seenEnd[c.ID] = true
+		m.card.seenEnd[holdKey(c)] = true
 	}
 }
 
@@ -569,7 +591,7 @@ func (m Model) handleCardKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		m.showNextHeld(c.ID)
 		return m, nil
 	case key.Matches(msg, k.Later):
-		m.card.aside[c.ID] = true
+		m.card.aside[holdKey(c)] = true
 		m.closeCard()
 		what := fmt.Sprintf("%s %s put aside: still held, H brings it back", c.Tool, c.ID)
 		return m, func() tea.Msg { return actionDoneMsg{what, nil} }

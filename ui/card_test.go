@@ -322,3 +322,63 @@ func TestArgsKeepEverything(t *testing.T) {
 		t.Errorf("the Calls list does not show the escape:\n%s", scr)
 	}
 }
+
+// A call held again (what it would do changed after it was allowed: bind)
+// is a new hold: its card comes back with what changed, the bell rings
+// again, it is unread again, and a key pressed right after it came back
+// asks again, even when the allow, the run and the new hold arrive in
+// one batch of events.
+func TestCardCountsAReholdAsAChange(t *testing.T) {
+	t.Parallel()
+	for _, oneBatch := range []bool{false, true} {
+		at := t0.Add(20 * time.Second)
+		m, clk, b := newCardModel(t, 140, 40, append(scenario(t)[:20], heldEvents(t, "R", "execute_cell", "print('shown')", at)...))
+		clk.advance(5 * time.Second)
+		m = send(m, tickMsg(clk.Now()))
+		m, cmd := pressKey(m, "y")
+		m = runAll(m, cmd)
+		if strings.Join(b.decisions, ",") != "R:allow" || m.card.open {
+			t.Fatalf("first allow: decisions %v, card open %v", b.decisions, m.card.open)
+		}
+		allowed := event.Event{Type: event.EvCallProgress, Call: &event.CallEvent{ID: "R", Status: event.CallRunning, Progress: "allowed"}}
+		reheld := event.Event{Time: clk.Now(), Type: event.EvCallHeld, Call: &event.CallEvent{ID: "R", Status: event.CallHeld,
+			Progress:  "held again, since what it would do changed after it was shown (the source of cell 2): waiting for approval in the workbench",
+			HeldUntil: clk.Now().Add(2 * time.Minute), Preview: &event.CallPreview{What: "run cell 2 on kernel k-5e6f7a", Notebook: "sales", Path: "sales.ipynb",
+				Changed: "the source of cell 2", Code: "print('swapped')", Language: "python"}}}
+		bells := clk.bells
+		if oneBatch {
+			nm, cmd := m.Update(eventsMsg{allowed, reheld})
+			m = runAll(nm.(Model), cmd)
+		} else {
+			nm, cmd := m.Update(eventsMsg{allowed})
+			m = runAll(nm.(Model), cmd)
+			clk.advance(200 * time.Millisecond)
+			nm, cmd = m.Update(eventsMsg{reheld})
+			m = runAll(nm.(Model), cmd)
+		}
+		if c := m.cardCall(); c == nil || c.ID != "R" {
+			t.Fatalf("one batch %v: the card did not come back for the call held again: %v", oneBatch, c)
+		}
+		if clk.bells != bells+1 {
+			t.Errorf("one batch %v: rang %d times, want once more for the hold again", oneBatch, clk.bells-bells)
+		}
+		scr := screenOf(m)
+		for _, want := range []string{"held again: changed since you were shown it: the source of cell 2", "run cell 2 on kernel k-5e6f7a · notebook sales (sales.ipynb)", "print('swapped')"} {
+			if !strings.Contains(scr, want) {
+				t.Errorf("one batch %v: the card lacks %q:\n%s", oneBatch, want, scr)
+			}
+		}
+		clk.advance(300 * time.Millisecond)
+		m, cmd = pressKey(m, "y")
+		m = runAll(m, cmd)
+		if len(b.decisions) != 1 || !strings.Contains(m.status, "just changed") {
+			t.Fatalf("one batch %v: y right after the hold again: decisions %v, status %q", oneBatch, b.decisions, m.status)
+		}
+		clk.advance(cardSettle)
+		m, cmd = pressKey(m, "y")
+		m = runAll(m, cmd)
+		if strings.Join(b.decisions, ",") != "R:allow,R:allow" {
+			t.Fatalf("one batch %v: decisions %v", oneBatch, b.decisions)
+		}
+	}
+}

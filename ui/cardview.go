@@ -118,17 +118,18 @@ func (m *Model) cardHead(c *observe.Call, w int, body cardBody) []string {
 	line += s.Muted.Render("  " + c.ID + " · " + who)
 	head := []string{line}
 	p := c.Preview
-	switch {
-	case p == nil:
+	if p == nil {
 		head = append(head, s.Muted.Render("no preview of what it would do: its arguments are below"))
-	case p.What != "":
-		what := p.What
-		if p.Notebook != "" && !strings.Contains(what, p.Notebook) {
-			what += " · notebook " + p.Notebook
-		}
-		head = append(head, s.Text.Render(what))
+	} else {
+		// What it would do and what that is bound to: what changed when
+		// it is held again, the notebook and its file (held_bound.go).
+		head = append(head, m.boundLines(p)...)
 	}
-	if p != nil && p.Problem != "" {
+	switch {
+	case p != nil && p.Problem != "" && p.Refused:
+		// The call's own refusal, in the words it fails with.
+		head = append(head, s.Warning.Render("it will be refused: ")+oneLine(p.Problem)+s.Muted.Render(" (allowed, it fails with these words)"))
+	case p != nil && p.Problem != "":
 		head = append(head, s.Warning.Render("cannot tell: ")+oneLine(p.Problem)+s.Muted.Render(" (allowed, it runs and fails as usual)"))
 	}
 	if f := m.card.facts[c.ID]; f != nil && f.hidden.Any() {

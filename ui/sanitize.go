@@ -182,9 +182,14 @@ func sanitizePreview(p event.CallPreview) (event.CallPreview, bool) {
 	// What the call would run or write is source; the rest are the
 	// engine's sentences around names the agent chose: neither may style
 	// the card, or lose a character from it.
-	changed := cleanNames(&p.Client, &p.Notebook, &p.What, &p.Language, &p.Problem)
+	changed := cleanNames(&p.Client, &p.Notebook, &p.Path, &p.What, &p.Language, &p.Problem, &p.Changed)
 	if cleanCode(&p.Diff, &p.Code) {
 		changed = true
+	}
+	if p.Bound != nil {
+		// What the call is bound to is the engine's to check, not the
+		// screen's to draw (the card shows the same facts).
+		p.Bound, changed = nil, true
 	}
 	cellsCopied := false
 	for i := range p.Cells {

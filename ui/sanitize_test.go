@@ -113,7 +113,7 @@ func cloneEvent(ev event.Event) event.Event {
 func everyPayload(t testing.TB) event.Event {
 	ev := event.Event{
 		Call: &event.CallEvent{Args: json.RawMessage(`{"k":"v"}`), Structured: json.RawMessage(`{"k":["v"]}`), Meta: json.RawMessage(`{"k":{"k":"v"}}`),
-			Preview: &event.CallPreview{Cells: []event.PreviewCell{{}, {}}, Facts: []string{"a", "b"}}},
+			Preview: &event.CallPreview{Cells: []event.PreviewCell{{}, {}}, Facts: []string{"a", "b"}, Bound: []event.BoundFact{{}, {}}}},
 		Session: &event.SessionEvent{},
 		Notebook: &event.NotebookEvent{CellIDs: []string{"a", "b"}, ChangedCells: []event.ChangedCell{{}, {}}, Cells: []event.CellSnapshot{
 			{Outputs: []event.OutputSnapshot{{Cut: &output.Cut{}}, {Cut: &output.Cut{}}}},

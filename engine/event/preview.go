@@ -17,6 +17,7 @@ const (
 type CallPreview struct {
 	Client   string        `json:"client,omitempty"`   // the session's client (name and version)
 	Notebook string        `json:"notebook,omitempty"` // the notebook it acts on
+	Path     string        `json:"path,omitempty"`     // that notebook's file
 	What     string        `json:"what,omitempty"`     // one line: what it does
 	Diff     string        `json:"diff,omitempty"`     // unified diff of a cell's source
 	Code     string        `json:"code,omitempty"`     // the code that would run
@@ -33,6 +34,22 @@ type CallPreview struct {
 	// and never passes a cut for the end of the code.
 	CodeCut int `json:"codeCut,omitempty"`
 	DiffCut int `json:"diffCut,omitempty"`
+
+	// Changed, on a call held again, says what changed since the person
+	// was last shown it (the source of a cell, where the code runs).
+	Changed string `json:"changed,omitempty"`
+	// Bound are the facts of this preview that decide what the call does
+	// (the notebook, where its code runs, its cells and their sources, in
+	// full): allowed, it runs only while each one still holds, else it is
+	// held again. They stay in this process.
+	Bound []BoundFact `json:"-"`
+}
+
+// BoundFact is one fact a held call was shown that decides what it does:
+// What names it for the person ("where the code runs"), Value is it.
+type BoundFact struct {
+	What  string
+	Value string
 }
 
 // PreviewCell is a cell shown in a preview: Index is its position now (for
