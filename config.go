@@ -51,6 +51,8 @@ type config struct {
 	Images            bool
 	MaxOutput         int // bytes
 	KernelAutoRestart bool
+	// InterruptOnTimeout is the execution.interrupt-on-timeout capability.
+	InterruptOnTimeout bool
 	// Workbench
 	Approve        string // off, destructive, execute or all
 	ApproveTimeout time.Duration
@@ -112,6 +114,7 @@ func (c *config) options() []*option {
 		{group: "Execution", name: "max-timeout", env: "MAX_EXECUTION_TIMEOUT", def: "3600", set: asSeconds(&c.MaxTimeout), help: "upper bound in seconds on any execution timeout"},
 		{group: "Execution", name: "images", env: "OUTPUT_IMAGES", def: "true", set: asBool(&c.Images), help: "return image/png and image/jpeg outputs as image content"},
 		{group: "Execution", name: "max-output", env: "MAX_OUTPUT_BYTES", def: "20000", set: asAtLeast(&c.MaxOutput, 100, "a number of bytes >= 100"), help: "text outputs longer than this many bytes are cut in tool results and the workbench (the notebook keeps them whole)"},
+		{group: "Execution", name: "interrupt-on-timeout", env: "INTERRUPT_ON_TIMEOUT", def: "false", set: asBool(&c.InterruptOnTimeout), help: "interrupt the kernel when an execution outlasts its timeout and return what it produced, as the reference does (default: leave the run going; its outputs keep being saved into the notebook)"},
 		{group: "Execution", name: "kernel-auto-restart", env: "KERNEL_AUTO_RESTART", def: "false", set: asBool(&c.KernelAutoRestart), help: "replace a kernel that died mid-execution with a fresh one (its state is lost; results say so)"},
 		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", set: asOneOf(&c.Approve, "off, destructive, execute or all", "off", "destructive", "execute", "all"), help: "hold calls for a person to allow: off, destructive, execute (calls that run code or decide where it runs) or all"},
 		{group: "Workbench", name: "approve-timeout", env: "APPROVE_TIMEOUT", def: "120", set: asSeconds(&c.ApproveTimeout), help: "seconds a held call waits for a decision before it is denied"},

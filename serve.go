@@ -92,6 +92,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		KeepKernels:     cfg.KeepKernels,
 		SerialSaves:     os.Getenv(serialSavesEnv) == "1",
 		WatchInterval:   cfg.WatchInterval,
+		CreatedHeading:  mcp.CreatedNotebookHeading,
 		Logger:          logger,
 	})
 	if err != nil {
@@ -320,6 +321,7 @@ func capabilities(cfg *config) []engine.Capability {
 	}
 	return []engine.Capability{
 		c(engine.CapKernelAutoRestart, &cfg.KernelAutoRestart, "A kernel that dies mid-execution is replaced with a fresh one; the result says its state was lost."),
+		c(engine.CapInterruptOnTimeout, &cfg.InterruptOnTimeout, "An execution that outlasts its call's timeout is interrupted, as the reference does; off, it goes on and its outputs keep being saved into the notebook."),
 		c(engine.CapImages, &cfg.Images, "image/png and image/jpeg outputs are returned as image content."),
 	}
 }

@@ -66,12 +66,14 @@ func TestAttachPairsThroughTheHost(t *testing.T) {
 	codes <- strings.ToLower(code) // typed as a person might
 	tm.waitScreen(30*time.Second, "attached to stdio, paired", "workbenches 1 paired")
 
-	// A held call now waits for this terminal, not for the host.
+	// A held call now waits for this terminal, not for the host. It
+	// deletes "x = 1", cell 1 after the one markdown cell a created
+	// notebook starts with.
 	done := make(chan *sdk.CallToolResult, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "delete_cell", Arguments: map[string]any{"cell_indices": []int{0}}})
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "delete_cell", Arguments: map[string]any{"cell_indices": []int{1}}})
 		if err != nil {
 			t.Error(err)
 		}

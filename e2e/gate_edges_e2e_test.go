@@ -188,19 +188,20 @@ func TestSessionCapSharesAndInheritedNotebooks(t *testing.T) {
 	}
 
 	// A fresh session of another client starts on "mine" and deletes
-	// there: the answer names the notebook, and says it was not chosen.
+	// there ("mine = 1", after the markdown cell a created notebook starts
+	// with): the answer names the notebook, and says it was not chosen.
 	b := connect("agent-b")
-	res := call(t, b, "delete_cell", map[string]any{"cell_indices": []int{0}})
+	res := call(t, b, "delete_cell", map[string]any{"cell_indices": []int{1}})
 	if text := harness.Text(res); !strings.Contains(text, "notebook 'mine' (mine.ipynb), which this session did not choose") {
 		t.Fatalf("the delete in an inherited notebook does not name it: %s", text)
 	}
-	res = call(t, b, "read_cell", map[string]any{"cell_index": 0})
+	res = call(t, b, "read_cell", map[string]any{"cell_index": 1})
 	if text := harness.Text(res); !strings.Contains(text, "notebook 'mine'") {
 		t.Fatalf("a read in an inherited notebook does not name it: %s", text)
 	}
 	// Once it chose, it is not told any more.
 	call(t, b, "use_notebook", map[string]any{"notebook_name": "mine", "notebook_path": "mine.ipynb"})
-	if text := harness.Text(call(t, b, "read_cell", map[string]any{"cell_index": 0})); strings.Contains(text, "did not choose") {
+	if text := harness.Text(call(t, b, "read_cell", map[string]any{"cell_index": 1})); strings.Contains(text, "did not choose") {
 		t.Fatalf("told after choosing: %s", text)
 	}
 }

@@ -96,7 +96,8 @@ func TestKernelCannotDecideThroughTheFeed(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "delete_cell", Arguments: map[string]any{"cell_indices": []int{0}}})
+	// "keep = 1": a created notebook starts with one markdown cell.
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "delete_cell", Arguments: map[string]any{"cell_indices": []int{1}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,8 +64,10 @@ func TestKernelCannotReadTheBearerToken(t *testing.T) {
 	call(t, cs, "use_notebook", map[string]any{"notebook_name": "gate", "notebook_path": "gate.ipynb", "mode": "create"})
 	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "keep = 1"})
 
+	// The attack aims at "keep = 1", cell 1 after the markdown cell a
+	// created notebook starts with.
 	code := attackCode(mcpAttack, map[string]any{"SERVER_PID": p.Pid(), "REPORT": report, "ENDPOINT": p.Endpoint, "TOKEN": "",
-		"CALLS": []any{[]any{"delete_cell", map[string]any{"notebook_name": "gate", "cell_indices": []int{0}}}}})
+		"CALLS": []any{[]any{"delete_cell", map[string]any{"notebook_name": "gate", "cell_indices": []int{1}}}}})
 	call(t, cs, "execute_code", map[string]any{"code": code, "timeout": 120})
 	steps := readReport(t, report, 30*time.Second)
 	t.Logf("the attack reported:\n%s", stepsText(steps))

@@ -540,6 +540,9 @@ func (e *Engine) executeOnSandbox(ctx context.Context, en *sandboxEntry, code st
 	if en.variant == sandbox.JupyterServer {
 		res.KernelID = info.KernelID
 	}
+	if sres.StillRunning {
+		res.Timeout = timeout
+	}
 	if !sres.StillRunning {
 		status := sres.Status
 		if sres.Interrupted {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,7 +71,18 @@ func newSessionCap(next http.Handler, srv *sdk.Server, max int, timeout time.Dur
 }
 
 func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if v := r.Header.Get(protocolVersionHeader); v != "" && v < eraStateless && !slices.Contains(servedVersions, v) {
+		// The SDK would list every version it knows, 2026-07-28 among
+		// them, which this (session) endpoint does not serve.
+		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %s)", v, strings.Join(servedVersions, ",")), http.StatusBadRequest)
+		return
+	}
 	id := r.Header.Get(sessionIDHeader)
+	if id == "" && r.Method == http.MethodPost && r.Header.Get(protocolVersionHeader) < eraStateless {
+		if !c.sessionless(w, r) {
+			return
+		}
+	}
 	if id == "" {
 		rec := &sessionHeaderWriter{ResponseWriter: w}
 		c.next.ServeHTTP(rec, r)
@@ -84,6 +96,46 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.next.ServeHTTP(w, r)
+}
+
+// sessionless lets a POST without a session through when it opens one (an
+// initialize), and otherwise answers as the protocol asks: 400, with a
+// JSON-RPC error saying to initialize first. The SDK would open a session
+// for it and answer HTTP 200 with a JSON-RPC error of code 0. A body that is
+// not one JSON-RPC message goes on, for the SDK to refuse as it does.
+func (c *sessionCap) sessionless(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil {
+		return true
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+	if err != nil {
+		return true
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(body), &msg) != nil || msg.Method == nil || *msg.Method == "initialize" {
+		return true
+	}
+	id := msg.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	writeJSONRPCError(w, http.StatusBadRequest, id, codeInvalidRequest,
+		"Bad Request: Mcp-Session-Id header is required: send initialize without Mcp-Session-Id to open a session, then send the Mcp-Session-Id it answers with on every request")
+	return false
+}
+
+// errReader replays the error a body's read ended with, after its bytes.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
 }
 
 // touch marks a live session used (or ended, for a DELETE). For a session
@@ -235,6 +287,12 @@ func writeSessionGone(w http.ResponseWriter, r *http.Request, why string) {
 			id = req.ID
 		}
 	}
+	writeJSONRPCError(w, http.StatusNotFound, id, codeSessionGone, why)
+}
+
+// writeJSONRPCError answers a request with an HTTP status and a JSON-RPC
+// error carrying the request's id.
+func writeJSONRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
 	resp, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -242,15 +300,38 @@ func writeSessionGone(w http.ResponseWriter, r *http.Request, why string) {
 	}{"2.0", id, struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
-	}{codeSessionGone, why}})
+	}{code, message}})
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusNotFound)
+	w.WriteHeader(status)
 	w.Write(resp)
 }
 
-// codeSessionGone is the JSON-RPC error code of a request for a closed
-// session (implementation-defined server error range).
-const codeSessionGone = -32001
+// JSON-RPC error codes: a request for a closed session (implementation-
+// defined server error range), and JSON-RPC's own invalid request.
+const (
+	codeSessionGone    = -32001
+	codeInvalidRequest = -32600
+)
+
+// protocolVersionHeader is the streamable HTTP transport's version header.
+const protocolVersionHeader = "Mcp-Protocol-Version"
+
+// eraStateless is the first protocol version of the stateless era, which
+// this session endpoint does not serve (the SDK answers its requests with
+// errors of its own).
+const eraStateless = "2026-07-28"
+
+// servedVersions are the protocol versions this endpoint serves: the
+// SDK's, without the stateless era.
+var servedVersions = func() []string {
+	var vs []string
+	for _, v := range sdk.SupportedProtocolVersions() {
+		if v < eraStateless {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}()
 
 // sessionHeaderWriter notes the status of a response, to see whether the
 // session an initialize opened is really there.
