@@ -41,7 +41,7 @@ func TestApprovalBoundEndToEnd(t *testing.T) {
 		n := len(asked)
 		mu.Unlock()
 		if n == 1 && strings.Contains(req.Params.Message, "execute_cell") {
-			res := callAny(t, other, "overwrite_cell_source", map[string]any{"cell_index": 0, "cell_source": "ran = 'swapped'\nprint(ran)"})
+			res := callAny(t, other, "overwrite_cell_source", map[string]any{"cell_index": 1, "cell_source": "ran = 'swapped'\nprint(ran)"})
 			if res.IsError {
 				t.Errorf("overwrite_cell_source: %s", harness.Text(res))
 			}
@@ -64,7 +64,7 @@ func TestApprovalBoundEndToEnd(t *testing.T) {
 	call(t, other, "use_notebook", map[string]any{"notebook_name": "bound", "notebook_path": "bound.ipynb"})
 	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "ran = 'shown'\nprint(ran)"})
 
-	res := callAny(t, cs, "execute_cell", map[string]any{"cell_index": 0, "timeout": 30})
+	res := callAny(t, cs, "execute_cell", map[string]any{"cell_index": 1, "timeout": 30})
 	mu.Lock()
 	questions := append([]string(nil), asked...)
 	mu.Unlock()
@@ -101,10 +101,10 @@ func TestApprovalBoundEndToEnd(t *testing.T) {
 			ExecutionCount *int  `json:"execution_count"`
 		} `json:"cells"`
 	}
-	if err := json.Unmarshal(data, &nb); err != nil || len(nb.Cells) != 1 {
+	if err := json.Unmarshal(data, &nb); err != nil || len(nb.Cells) != 2 {
 		t.Fatalf("the notebook on disk: %v\n%s", err, data)
 	}
-	if c := nb.Cells[0]; len(c.Outputs) != 0 || c.ExecutionCount != nil {
+	if c := nb.Cells[1]; len(c.Outputs) != 0 || c.ExecutionCount != nil {
 		t.Fatalf("the cell ran after the person declined it: %+v", c)
 	}
 }

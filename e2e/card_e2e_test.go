@@ -449,12 +449,12 @@ func TestCardHeldAgainEndToEnd(t *testing.T) {
 	call(t, other, "use_notebook", map[string]any{"notebook_name": "swap", "notebook_path": "swap.ipynb"})
 	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "ran = 'SHOWN'\nprint(ran)"})
 
-	p := callAsync(cs, "execute_cell", map[string]any{"cell_index": 0, "timeout": 30})
+	p := callAsync(cs, "execute_cell", map[string]any{"cell_index": 1, "timeout": 30})
 	if scr, ok := screenUntil(tm, 60*time.Second, containsAll("Held execute_cell", "ran = 'SHOWN'", "denied in")); !ok {
 		t.Fatalf("the card never showed the cell:\n%s", scr)
 	}
 	// While the person reads, the other session swaps the cell.
-	call(t, other, "overwrite_cell_source", map[string]any{"cell_index": 0, "cell_source": "ran = 'SWAPPED'\nprint(ran)"})
+	call(t, other, "overwrite_cell_source", map[string]any{"cell_index": 1, "cell_source": "ran = 'SWAPPED'\nprint(ran)"})
 	decide(tm, "y")
 	scr, ok := screenUntil(tm, 30*time.Second, containsAll("Held execute_cell", "held again", "ran = 'SWAPPED'", "denied in"))
 	if !ok {
