@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -157,7 +158,11 @@ func (f *File) SaveKept(ctx context.Context, lock *Lock, before time.Time, nb *n
 func (f *File) judge(ctx context.Context, before time.Time, aside asideMark, nb *notebook.Notebook, m *jupyter.Model, err error) (saveOutcome, *jupyter.Model, error) {
 	var ae *jupyter.APIError
 	switch {
-	case err != nil && (!errors.As(err, &ae) || !ae.NoDirectory() && ae.Status != http.StatusNotFound):
+	case err != nil && !errors.As(err, &ae) && !notSent(err):
+		return f.judgeUnanswered(ctx, nb, err)
+	case err != nil && (ae == nil || !ae.NoDirectory() && ae.Status != http.StatusNotFound):
+		// Refused before it wrote, or never sent: the server's atomic
+		// save puts the file back when its write fails.
 		return saveFailed, nil, fmt.Errorf("saving notebook %q (%s); nothing was changed: %w", f.name, f.path, err)
 	case err != nil:
 		// The save's last step reads the file: a 404 may follow its write.
@@ -184,13 +189,44 @@ func (f *File) judgeMissing(ctx context.Context, aside asideMark, nb *notebook.N
 		// A copy is back where the file was.
 		return saveUndone, nil, saveErr
 	case !jupyter.IsNotFound(err):
-		return saveFailed, nil, fmt.Errorf("saving notebook %q (%s): the Jupyter server failed the save (%v), and then reading the file failed, so the change may or may not be in it: %w",
+		return saveFailed, nil, fmt.Errorf("saving notebook %q (%s): the Jupyter server failed the save (%v), and then reading the file failed, so the change may or may not be in it. Read the notebook before making the change again, so that it is not made twice: %w",
 			f.name, f.path, saveErr, err)
 	}
 	if m, ok := f.setAside(ctx, aside); ok {
 		return saveSetAside, m, saveErr
 	}
 	return saveFailed, nil, &SaveGoneError{Notebook: f.name, Path: f.path, Err: saveErr}
+}
+
+// judgeUnanswered judges a save sent to the server that got no answer it
+// could read (saveErr: the connection dropped, no answer in time, a body
+// that is not JSON), which may have been written, or may be yet. A file
+// that holds nb kept it; otherwise the error says that the change may
+// still reach the file.
+func (f *File) judgeUnanswered(ctx context.Context, nb *notebook.Notebook, saveErr error) (saveOutcome, *jupyter.Model, error) {
+	m, disk, err := Read(ctx, f.client, f.path)
+	switch {
+	case err == nil && disk != nil && sameNotebook(disk, nb):
+		f.log.Warn("the Jupyter server did not answer our save, but the file holds it", "notebook", f.name, "path", f.path, "err", saveErr)
+		return saveKept, m, nil
+	case err != nil:
+		return saveFailed, nil, fmt.Errorf("saving notebook %q (%s): the Jupyter server did not answer the save (%v), and reading the file failed too (%v), so whether the change is in it is not known. Read the notebook once the server answers, before making the change again, so that it is not made twice: %w",
+			f.name, f.path, saveErr, err, saveErr)
+	}
+	return saveFailed, nil, fmt.Errorf("saving notebook %q (%s): the Jupyter server did not answer the save, and the file does not hold the change as of now, but the server may still write it. Read the notebook before making the change again, so that it is not made twice: %w",
+		f.name, f.path, saveErr)
+}
+
+// notSent reports whether err, a save's error that is no answer of the
+// server's, is one of a request that never reached it: the server was
+// known to be down, or the connection could not be made.
+func notSent(err error) bool {
+	var ue *jupyter.UnreachableError
+	if !errors.As(err, &ue) {
+		return false
+	}
+	var op *net.OpError
+	return ue.Err == jupyter.ErrUnreachable || errors.As(ue.Err, &op) && op.Op == "dial"
 }
 
 // invalidPath is where the server moves f's file when a read of it finds
@@ -329,7 +365,8 @@ func (e *SaveUndoneError) Error() string {
 // SaveGoneError reports that the notebook's file was removed while a change
 // was being saved, and not by the server's recovery from a read that met
 // the save half-written (see SaveKept): whatever the save wrote went with
-// the file, so the change is in no file, and the file is not made again.
+// the file (or was set aside by an earlier attempt), so the change is not
+// in the notebook, and the file is not made again.
 // Or, with Aside set, that the server did set the file aside, at Aside,
 // at every save of the change (a save made onto no file cannot be set
 // aside by that recovery, so something else is at work).
@@ -344,7 +381,7 @@ func (e *SaveGoneError) Error() string {
 		return fmt.Sprintf("saving notebook %q (%s): at every save of this change the Jupyter server moved the file aside as %q (it holds the notebook with this change) and left nothing at the notebook's path. Rename %q back to %q, and close the notebook where else it is open (JupyterLab) until the agent is done",
 			e.Notebook, e.Path, e.Aside, e.Aside, e.Path)
 	}
-	return fmt.Sprintf("saving notebook %q (%s): the file was removed from the Jupyter server while this change was being saved, so the change is in no file (the notebook in use is as it was before it). If the file was removed on purpose, stop using the notebook; otherwise put the file back and try again",
+	return fmt.Sprintf("saving notebook %q (%s): the file was removed from the Jupyter server while this change was being saved, so the change was not saved to the notebook (the notebook in use is as it was before it). If the file was removed on purpose, stop using the notebook; otherwise put the file back and try again",
 		e.Notebook, e.Path)
 }
 

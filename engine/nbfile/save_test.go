@@ -38,6 +38,11 @@ const (
 	raceSetAsideAfter
 	// Someone deleted the file during the save, which answers 404.
 	raceDeleted
+	// The server wrote the save, and its answer was lost on the way.
+	raceAnswerLost
+	// The save was lost on the way, after it left: the server never
+	// wrote it, and nobody answered.
+	raceRequestLost
 )
 
 // raceTransport drives those interleavings deterministically against the
@@ -65,8 +70,19 @@ func (rt *raceTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		next, rt.races = rt.races[0], rt.races[1:]
 	}
 	rt.mu.Unlock()
-	if next == raceNone {
+	switch next {
+	case raceNone:
 		return http.DefaultTransport.RoundTrip(r)
+	case raceRequestLost:
+		return nil, io.ErrUnexpectedEOF
+	case raceAnswerLost:
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
 	}
 	// The copy the server's save takes before writing: its bytes and
 	// time (shutil.copy2).
@@ -225,7 +241,9 @@ func TestSaveKeptBesideServerRecovery(t *testing.T) {
 		name  string
 		races []race
 		// want: "kept", "undone" (SaveUndoneError, the file as before),
-		// or "gone" (SaveGoneError, no file).
+		// "aside" (SaveGoneError naming NAME.invalid), "gone"
+		// (SaveGoneError, no file), or "unanswered" (the file as before,
+		// and the error says the change may yet be written).
 		want    string
 		besides []string // files left beside the notebook
 	}{
@@ -243,6 +261,9 @@ func TestSaveKeptBesideServerRecovery(t *testing.T) {
 		// What the undone save left is kept: the change was not.
 		{"undone then deleted", []race{raceUndone, raceDeleted}, "gone", []string{"busy.ipynb.invalid"}},
 		{"set aside then deleted", []race{raceSetAside, raceDeleted}, "gone", []string{"busy.ipynb.invalid"}},
+		// No answer: the file tells whether the save was written.
+		{"answer lost", []race{raceAnswerLost}, "kept", nil},
+		{"request lost", []race{raceRequestLost}, "unanswered", nil},
 	} {
 		for _, cm := range managers {
 			t.Run(cm.name+"/"+tc.name, func(t *testing.T) {
@@ -278,6 +299,13 @@ func TestSaveKeptBesideServerRecovery(t *testing.T) {
 					}
 					if aside := onDisk(t, rf.disk+".invalid"); disk != nil || aside == nil || !sameNotebook(aside, nb) {
 						t.Errorf("the file is %v and NAME.invalid %v; want none, and the change", disk, aside)
+					}
+				case "unanswered":
+					if err == nil || !strings.Contains(err.Error(), "may still write it") {
+						t.Fatalf("save: %v, want an error saying the change may still be written", err)
+					}
+					if disk == nil || !sameNotebook(disk, before) {
+						t.Fatalf("a save the server never had, but the file holds %v, not the notebook as before", disk)
 					}
 				case "gone":
 					if !errors.As(err, &gone) || gone.Aside != "" {
