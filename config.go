@@ -24,6 +24,7 @@ type config struct {
 	Port               int
 	Bind               string
 	MCPToken           string
+	MCPTokenFile       string   // read into MCPToken
 	AllowedHosts       []string // extra Host names, besides loopback ones
 	MaxBody            int64    // bytes
 	NoAuthLoopbackOnly bool
@@ -31,9 +32,13 @@ type config struct {
 	MaxSessions        int
 	TUI                bool
 	Feed               string
+	// TrustClientApproval: an HTTP client's user may approve its own
+	// held calls (mcp.Options.TrustClientApproval).
+	TrustClientApproval bool
 	// Jupyter
 	JupyterURL          string
 	JupyterToken        string
+	JupyterTokenFile    string // read into JupyterToken
 	RootDir             string
 	Python              string
 	KeepKernels         bool
@@ -46,6 +51,8 @@ type config struct {
 	Images            bool
 	MaxOutput         int // bytes
 	KernelAutoRestart bool
+	// InterruptOnTimeout is the execution.interrupt-on-timeout capability.
+	InterruptOnTimeout bool
 	// Workbench
 	Approve        string // off, destructive, execute or all
 	ApproveTimeout time.Duration
@@ -70,8 +77,11 @@ type option struct {
 	def   string
 	help  string
 	set   setter
-	raw   string // the value as given, before parsing
-	from  string // default, flag or env
+	// secret: the value is a secret (or names where one is), kept out of
+	// our command line and environment (secrets.go).
+	secret bool
+	raw    string // the value as given, before parsing
+	from   string // default, flag, env or file
 }
 
 // options declares every option of c, bound to its field.
@@ -80,16 +90,19 @@ func (c *config) options() []*option {
 		{group: "MCP", name: "transport", env: "TRANSPORT", def: "", set: asOneOf(&c.Transport, "use stdio or streamable-http", "", "stdio", "streamable-http"), help: "stdio or streamable-http; empty: the workbench TUI (MCP over HTTP) in a terminal, stdio otherwise"},
 		{group: "MCP", name: "port", env: "PORT", def: "4040", set: asPort(&c.Port), help: "port of the streamable HTTP endpoint (/mcp)"},
 		{group: "MCP", name: "bind", env: "MCP_BIND", def: "127.0.0.1", set: asText(&c.Bind), help: "address the HTTP endpoint listens on; anything but loopback prints a warning"},
-		{group: "MCP", name: "mcp-token", env: "MCP_TOKEN", def: "", set: asText(&c.MCPToken), help: "bearer token HTTP clients must send; empty: a random one is generated and shown"},
+		{group: "MCP", name: "mcp-token", env: "MCP_TOKEN", def: "", set: asText(&c.MCPToken), secret: true, help: "bearer token HTTP clients must send; empty: a random one is generated and shown (given here or in MCP_TOKEN, it is moved out of this process's command line and environment at start-up, where notebook code could read it)"},
+		{group: "MCP", name: "mcp-token-file", env: "MCP_TOKEN_FILE", def: "", set: asText(&c.MCPTokenFile), secret: true, help: "read the bearer token from this file's first line instead, e.g. a pipe: --mcp-token-file <(pass show mcp)"},
 		{group: "MCP", name: "allowed-hosts", env: "MCP_ALLOWED_HOSTS", def: "", set: asList(&c.AllowedHosts), help: "more Host names the HTTP endpoint answers to, comma-separated (besides loopback names and, with a non-loopback --bind, this machine's host name and addresses)"},
 		{group: "MCP", name: "max-body", env: "MCP_MAX_BODY", def: "4194304", set: asBytes(&c.MaxBody, 4096, "a number of bytes >= 4096"), help: "largest HTTP request body in bytes; a bigger one is refused with 413"},
 		{group: "MCP", name: "no-auth-loopback-only", env: "MCP_NO_AUTH_LOOPBACK_ONLY", def: "false", set: asBool(&c.NoAuthLoopbackOnly), help: "INSECURE: accept HTTP requests without a bearer token (only allowed when bound to loopback)"},
 		{group: "MCP", name: "session-timeout", env: "MCP_SESSION_TIMEOUT", def: "21600", set: asSeconds(&c.SessionTimeout), help: "seconds after which an HTTP session that sent nothing is closed (a client that vanished without ending it); its next request gets 404 and it must initialize again"},
-		{group: "MCP", name: "max-sessions", env: "MCP_MAX_SESSIONS", def: "256", set: asAtLeast(&c.MaxSessions, 1, "a number of sessions >= 1"), help: "most live HTTP sessions; opening one more closes the least recently used, whose next request gets 404 saying so"},
+		{group: "MCP", name: "max-sessions", env: "MCP_MAX_SESSIONS", def: "256", set: asAtLeast(&c.MaxSessions, 1, "a number of sessions >= 1"), help: "most live HTTP sessions; opening one more closes the least recently used session of the client holding the most, whose next request gets 404 saying so"},
 		{group: "MCP", name: "tui", env: "MCP_TUI", def: "false", set: asBool(&c.TUI), help: "with --transport streamable-http: also show the workbench TUI"},
-		{group: "MCP", name: "feed", env: "MCP_FEED", def: "127.0.0.1:0", set: asText(&c.Feed), help: "stdio mode: address of the live feed that 'attach' connects to (empty: none)"},
+		{group: "MCP", name: "feed", env: "MCP_FEED", def: "auto", set: asText(&c.Feed), help: "stdio mode: the live feed that 'attach' connects to: auto (a unix socket in a private directory; loopback TCP on Windows), HOST:PORT (TCP, with a token in the record), or off"},
+		{group: "MCP", name: "trust-client-approval", env: "MCP_TRUST_CLIENT_APPROVAL", def: "false", set: asBool(&c.TrustClientApproval), help: "over HTTP, let a client's user approve its own held calls (elicitation) when no workbench is attached; only when every process that can get the bearer token is yours to trust (a stdio host always may)"},
 		{group: "Jupyter", name: "jupyter-url", env: "JUPYTER_URL", def: "", set: asURL(&c.JupyterURL), help: "Jupyter server to use (e.g. http://localhost:8888 or a JupyterHub http://hub/user/NAME/); empty: start a managed local jupyter-server"},
-		{group: "Jupyter", name: "jupyter-token", env: "JUPYTER_TOKEN", def: "", set: asText(&c.JupyterToken), help: "token of the Jupyter server"},
+		{group: "Jupyter", name: "jupyter-token", env: "JUPYTER_TOKEN", def: "", set: asText(&c.JupyterToken), secret: true, help: "token of the Jupyter server (moved out of the command line and environment at start-up, like --mcp-token)"},
+		{group: "Jupyter", name: "jupyter-token-file", env: "JUPYTER_TOKEN_FILE", def: "", set: asText(&c.JupyterTokenFile), secret: true, help: "read the Jupyter server's token from this file's first line instead"},
 		{group: "Jupyter", name: "root-dir", env: "JUPYTER_ROOT_DIR", def: "", set: asText(&c.RootDir), help: "root directory of the managed Jupyter server (default: the working directory)"},
 		{group: "Jupyter", name: "python", env: "JUPYTER_PYTHON", def: "", set: asText(&c.Python), help: "Python with jupyter_server and ipykernel that runs the managed server and the eval sandbox; empty: the active virtualenv or conda env, else the interpreter of jupyter-server (or jupyter) on PATH, else python3 (or python) on PATH, else /usr/bin/python3"},
 		{group: "Jupyter", name: "keep-kernels", env: "KEEP_KERNELS", def: "false", set: asBool(&c.KeepKernels), help: "leave running the kernels this server started when their notebook is released and when it exits (default: shut them down; kernels it attached to by id are always left alone)"},
@@ -100,6 +113,7 @@ func (c *config) options() []*option {
 		{group: "Execution", name: "max-timeout", env: "MAX_EXECUTION_TIMEOUT", def: "3600", set: asSeconds(&c.MaxTimeout), help: "upper bound in seconds on any execution timeout"},
 		{group: "Execution", name: "images", env: "OUTPUT_IMAGES", def: "true", set: asBool(&c.Images), help: "return image/png and image/jpeg outputs as image content"},
 		{group: "Execution", name: "max-output", env: "MAX_OUTPUT_BYTES", def: "20000", set: asAtLeast(&c.MaxOutput, 100, "a number of bytes >= 100"), help: "text outputs longer than this many bytes are cut in tool results and the workbench (the notebook keeps them whole)"},
+		{group: "Execution", name: "interrupt-on-timeout", env: "INTERRUPT_ON_TIMEOUT", def: "false", set: asBool(&c.InterruptOnTimeout), help: "interrupt the kernel when an execution outlasts its timeout and return what it produced, as the reference does (default: leave the run going; its outputs keep being saved into the notebook)"},
 		{group: "Execution", name: "kernel-auto-restart", env: "KERNEL_AUTO_RESTART", def: "false", set: asBool(&c.KernelAutoRestart), help: "replace a kernel that died mid-execution with a fresh one (its state is lost; results say so)"},
 		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", set: asOneOf(&c.Approve, "off, destructive, execute or all", "off", "destructive", "execute", "all"), help: "hold calls for a person to allow: off, destructive, execute (only calls that run code) or all"},
 		{group: "Workbench", name: "approve-timeout", env: "APPROVE_TIMEOUT", def: "120", set: asSeconds(&c.ApproveTimeout), help: "seconds a held call waits for a decision before it is denied"},
@@ -172,6 +186,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		}
 	}
 	c.args = fs.Args()
+	if err := c.readTokenFiles(); err != nil {
+		return nil, err
+	}
 	if c.MaxTimeout > mcp.MaxTimeoutSeconds*time.Second {
 		// The tools' schemas refuse timeouts above this; a larger cap
 		// would promise what no call can ask for.

@@ -31,7 +31,12 @@ func run(args []string) int {
 			return runReplay(args[1:])
 		}
 	}
-	cfg, err := parseConfig(args, getenv, os.Stdout)
+	passed, err := takeSecrets()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jupyter-mcp-server:", err)
+		return 2
+	}
+	cfg, err := parseConfig(args, withSecrets(getenv, passed), os.Stdout)
 	switch {
 	case errors.Is(err, errHelp):
 		return 0
@@ -45,6 +50,13 @@ func run(args []string) int {
 	if len(cfg.args) > 0 {
 		fmt.Fprintf(os.Stderr, "jupyter-mcp-server: unexpected argument %q (see --help)\n", cfg.args[0])
 		return 2
+	}
+	cfg.notePassed(passed)
+	if passed == nil && exposedSecrets(cfg, args) {
+		// Returns only when starting over failed.
+		if err := hideSecrets(cfg, args); err != nil {
+			fmt.Fprintln(os.Stderr, "jupyter-mcp-server: warning: the tokens stay in this process's environment or command line, where notebook code can read them:", err)
+		}
 	}
 	scrubEnvironment(cfg)
 
@@ -69,16 +81,21 @@ func run(args []string) int {
 // which belongs to the protocol in stdio mode.
 func newLogger(cfg *config) (*slog.Logger, func(), error) {
 	var w io.Writer = os.Stderr
-	closeFn := func() {}
+	closeFile := func() {}
 	if path := cfg.LogFile; path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		// Not through a link someone left at the path.
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|oNoFollow, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot open the log file: %w", err)
 		}
-		w, closeFn = f, func() { f.Close() }
+		w, closeFile = f, func() { f.Close() }
 	} else if workbenchMode(cfg) {
 		// The TUI owns the terminal; stderr would draw over it.
-		w = io.Discard
+		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel})), closeFn, nil
+	lw := newLogWriter(w)
+	return slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: cfg.LogLevel})), func() {
+		lw.Close()
+		closeFile()
+	}, nil
 }

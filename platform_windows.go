@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -38,4 +40,25 @@ func isAddrInUse(err error) bool {
 // system and administrators).
 func tempFeedDir() string {
 	return filepath.Join(os.TempDir(), "jupyter-mcp-server")
+}
+
+// unixFeeds: on Windows the live feed stays on loopback TCP, with a token
+// in the record (which other users cannot read, see tempFeedDir).
+const unixFeeds = false
+
+// oNoFollow: Windows opens have no such flag; privateDir refuses a feed
+// directory that is a link (a junction or a symbolic link).
+const oNoFollow = 0
+
+// checkPrivateDir accepts dir only as a directory that is not a link (its
+// ACL is the one it inherits from the user's %TEMP%).
+func checkPrivateDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 || !fi.IsDir() {
+		return fmt.Errorf("the feed directory %s is not a plain directory; remove it", dir)
+	}
+	return nil
 }

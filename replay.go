@@ -29,11 +29,14 @@ import (
 )
 
 const replayUsage = `usage: jupyter-mcp-server replay [--speed N] FILE
-       jupyter-mcp-server replay --against FILE [--jupyter-url URL --jupyter-token TOKEN] [--from DIR] [-- SERVER FLAGS]
+       jupyter-mcp-server replay --against FILE [--jupyter-url URL] [--from DIR] [--follow-switches] [-- SERVER FLAGS]
 
 Plays a file written with --record in the workbench (space pauses and resumes,
 . steps one call while paused), or with --against runs its tool calls against
 this build and prints what answers differently (exit 1 when anything does).
+A replay --against runs the recording's code on this machine, as you: replay
+only recordings you trust. The token of --jupyter-url is read from
+JUPYTER_TOKEN (a flag is visible to every user in ps).
 
 `
 
@@ -45,6 +48,7 @@ type replayOptions struct {
 	jupyterURL   string
 	jupyterToken string
 	from         string
+	follow       bool     // --follow-switches
 	serverArgs   []string // after "--": more flags for the replayed server
 }
 
@@ -58,7 +62,8 @@ func parseReplayArgs(args []string, out io.Writer) (*replayOptions, error) {
 	fs.Float64Var(&o.speed, "speed", 1, "pace of the workbench replay: N times the recorded pace; 0 plays it as fast as possible")
 	fs.StringVar(&o.against, "against", "", "run the recorded calls against this build and compare the answers (no workbench)")
 	fs.StringVar(&o.jupyterURL, "jupyter-url", "", "with --against: the Jupyter server to run them on (default: a fresh managed one in an empty temporary directory)")
-	fs.StringVar(&o.jupyterToken, "jupyter-token", "", "with --against: the token of --jupyter-url")
+	fs.StringVar(&o.jupyterToken, "jupyter-token", "", "with --against: the token of --jupyter-url (better: JUPYTER_TOKEN, which ps does not show)")
+	fs.BoolVar(&o.follow, "follow-switches", false, "with --against: also replay the recorded connect_to_jupyter and sandbox calls, which may reach another Jupyter server or run code in a sandbox")
 	fs.StringVar(&o.from, "from", "", "with --against and a managed Jupyter: copy this directory's files into its root first (the notebooks the recording started from)")
 	var positional []string
 	for {
@@ -82,8 +87,8 @@ func parseReplayArgs(args []string, out io.Writer) (*replayOptions, error) {
 		return nil, fmt.Errorf("replay --against takes the file as its value, not %q too", positional[0])
 	case o.against == "" && len(positional) != 1:
 		return nil, errors.New("replay needs one file written with --record")
-	case o.against == "" && (o.jupyterURL != "" || o.from != "" || len(o.serverArgs) > 0):
-		return nil, errors.New("--jupyter-url, --from and server flags go with --against")
+	case o.against == "" && (o.jupyterURL != "" || o.from != "" || o.follow || len(o.serverArgs) > 0):
+		return nil, errors.New("--jupyter-url, --from, --follow-switches and server flags go with --against")
 	case o.from != "" && o.jupyterURL != "":
 		return nil, errors.New("--from fills the root of a managed Jupyter; with --jupyter-url the server's own files are used")
 	case o.speed < 0:
@@ -91,6 +96,9 @@ func parseReplayArgs(args []string, out io.Writer) (*replayOptions, error) {
 	}
 	if len(positional) == 1 {
 		o.file = positional[0]
+	}
+	if o.jupyterToken == "" {
+		o.jupyterToken = os.Getenv("JUPYTER_TOKEN")
 	}
 	return o, nil
 }
@@ -153,6 +161,12 @@ func replayAgainst(ctx context.Context, o *replayOptions, stdout, stderr io.Writ
 	if err != nil {
 		return fail(err)
 	}
+	if !o.follow {
+		// A recorded switch would take the replay to the server or
+		// sandbox the recording named, which may be someone's running
+		// Jupyter: the calls after it run on the replay's own server.
+		calls, skipped = contract.WithoutSwitches(calls, skipped)
+	}
 	if len(calls) == 0 {
 		// A check that compares nothing must not pass.
 		return fail(fmt.Errorf("%s holds no tool call to replay (%d not replayable)", o.against, len(skipped)))
@@ -160,9 +174,7 @@ func replayAgainst(ctx context.Context, o *replayOptions, stdout, stderr io.Writ
 	var roots []string
 	args := []string{"--transport", "streamable-http", "--port", "0", "--bind", "127.0.0.1", "--tui=false",
 		"--feed", "", "--record", "", "--approve", "off", "--log-level", "warn", "--jupyter-url", o.jupyterURL}
-	if o.jupyterURL != "" {
-		args = append(args, "--jupyter-token", o.jupyterToken)
-	} else {
+	if o.jupyterURL == "" {
 		// A fresh root for the managed Jupyter, so that what the calls see
 		// is what the recording (and --from) put there, and nothing else.
 		root, err := os.MkdirTemp("", "jms-replay-")
@@ -181,7 +193,7 @@ func replayAgainst(ctx context.Context, o *replayOptions, stdout, stderr io.Writ
 		roots = append(roots, root)
 		args = append(args, "--root-dir", root)
 	}
-	srv, err := startReplayServer(ctx, append(args, o.serverArgs...))
+	srv, err := startReplayServer(ctx, append(args, o.serverArgs...), o.jupyterToken)
 	if err != nil {
 		return fail(err)
 	}
@@ -258,7 +270,7 @@ type replayServer struct {
 }
 
 // startReplayServer runs this binary with args and waits for its endpoint.
-func startReplayServer(ctx context.Context, args []string) (*replayServer, error) {
+func startReplayServer(ctx context.Context, args []string, jupyterToken string) (*replayServer, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -267,8 +279,9 @@ func startReplayServer(ctx context.Context, args []string) (*replayServer, error
 	rand.Read(b)
 	s := &replayServer{token: hex.EncodeToString(b), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}}
 	s.cmd = exec.Command(exe, args...)
-	// The token goes in the environment, where other users cannot read it.
-	s.cmd.Env = append(os.Environ(), "MCP_TOKEN="+s.token)
+	// The tokens go in the environment, where other users cannot read
+	// them (and the server moves them out of it as it starts).
+	s.cmd.Env = append(os.Environ(), "MCP_TOKEN="+s.token, "JUPYTER_TOKEN="+jupyterToken)
 	pr, pw := io.Pipe()
 	s.cmd.Stderr = io.MultiWriter(s.stderr, pw)
 	if err := s.cmd.Start(); err != nil {

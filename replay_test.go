@@ -25,7 +25,7 @@ func TestParseReplayArgs(t *testing.T) {
 		{[]string{}, "error: replay needs one file written with --record"},
 		{[]string{"a", "b"}, "error: replay needs one file written with --record"},
 		{[]string{"--against", "a", "b"}, `error: replay --against takes the file as its value, not "b" too`},
-		{[]string{"a", "--from", "x"}, "error: --jupyter-url, --from and server flags go with --against"},
+		{[]string{"a", "--from", "x"}, "error: --jupyter-url, --from, --follow-switches and server flags go with --against"},
 		{[]string{"--against", "a", "--from", "x", "--jupyter-url", "u"}, "error: --from fills the root of a managed Jupyter; with --jupyter-url the server's own files are used"},
 		{[]string{"a", "--speed", "-1"}, "error: --speed -1: want 0 (as fast as possible) or more"},
 	} {

@@ -90,6 +90,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		KeepKernels:     cfg.KeepKernels,
 		SerialSaves:     os.Getenv(serialSavesEnv) == "1",
 		WatchInterval:   cfg.WatchInterval,
+		CreatedHeading:  mcp.CreatedNotebookHeading,
 		Logger:          logger,
 	})
 	if err != nil {
@@ -133,6 +134,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 			MaxBodyBytes:   cfg.MaxBody,
 			// The guard (httpHandler) checks the Host header.
 			HostsCheckedInFront: true,
+			TrustClientApproval: cfg.TrustClientApproval,
 		})
 	}
 	info := observe.HeaderInfo{JupyterURL: eng.JupyterURL(), Version: version}
@@ -219,8 +221,11 @@ func followManaged(managed *jupyter.Managed, eng *engine.Engine, logger *slog.Lo
 // --feed asks for it, until the host closes stdin or ctx ends.
 func serveStdio(ctx context.Context, cfg *config, eng *engine.Engine, info observe.HeaderInfo, newServer func() *mcp.Server, logger *slog.Logger) error {
 	info.Mode = "stdio"
-	if addr := cfg.Feed; addr != "" {
-		stopFeed, err := startFeed(ctx, eng, info, addr, logger)
+	srv := newServer()
+	if addr := cfg.Feed; addr != "" && addr != "off" {
+		// An attached workbench is paired by the person at our host, the
+		// one channel to them that code in a kernel cannot open.
+		stopFeed, err := startFeed(eng, info, addr, observe.FeedOptions{Pair: srv.AskHostToPair, CanPair: srv.HostCanPair}, logger)
 		if err != nil {
 			logger.Warn("live feed not started", "err", err)
 		} else {
@@ -229,7 +234,7 @@ func serveStdio(ctx context.Context, cfg *config, eng *engine.Engine, info obser
 	}
 	// A signal ending the session (ctx done) is a clean end, like the host
 	// closing stdin: exit 0 once everything is shut down.
-	if err := newServer().RunStdio(ctx); err != nil && ctx.Err() == nil {
+	if err := srv.RunStdio(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}
 	return nil
@@ -298,6 +303,7 @@ func capabilities(cfg *config) []engine.Capability {
 	}
 	return []engine.Capability{
 		c(engine.CapKernelAutoRestart, &cfg.KernelAutoRestart, "A kernel that dies mid-execution is replaced with a fresh one; the result says its state was lost."),
+		c(engine.CapInterruptOnTimeout, &cfg.InterruptOnTimeout, "An execution that outlasts its call's timeout is interrupted, as the reference does; off, it goes on and its outputs keep being saved into the notebook."),
 		c(engine.CapImages, &cfg.Images, "image/png and image/jpeg outputs are returned as image content."),
 	}
 }

@@ -59,12 +59,14 @@ func TestApprovalEndToEnd(t *testing.T) {
 	}
 
 	mustOK(callHeld("use_notebook", map[string]any{"notebook_name": "approve", "notebook_path": "approve.ipynb", "mode": "create"}, allow))
+	// A created notebook holds the reference's one markdown cell: the
+	// insert is cell 1.
 	mustOK(callHeld("insert_cell", map[string]any{"cell_index": -1, "cell_type": "code", "cell_source": "x = 1\nprint(x)"}, allow,
-		"insert a code cell at index 0", "+ 0 [code]", "x = 1"))
+		"insert a code cell at index 1", "+ 1 [code]", "x = 1"))
 
 	// The edit's diff is on screen while it is held.
-	mustOK(callHeld("edit_cell_source", map[string]any{"cell_index": 0, "old_string": "x = 1", "new_string": "x = 10"}, allow,
-		"what it would do", "edit the source of cell 0", "-x = 1", "+x = 10", "(approve-agent"))
+	mustOK(callHeld("edit_cell_source", map[string]any{"cell_index": 1, "old_string": "x = 1", "new_string": "x = 10"}, allow,
+		"what it would do", "edit the source of cell 1", "-x = 1", "+x = 10", "(approve-agent"))
 
 	// e: the code is edited inline, and the edited code is what runs.
 	res := callHeld("execute_code", map[string]any{"code": "print('from the agent')", "timeout": 30}, func(string) {

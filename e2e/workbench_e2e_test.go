@@ -31,7 +31,7 @@ func TestWorkbenchEndToEnd(t *testing.T) {
 	if sc, _ := plot.StructuredContent.(map[string]any); sc == nil || sc["images"] != float64(1) {
 		t.Fatalf("plot result: %v", plot.StructuredContent)
 	}
-	call(t, cs, "edit_cell_source", map[string]any{"cell_index": 0, "old_string": "41", "new_string": "42"})
+	call(t, cs, "edit_cell_source", map[string]any{"cell_index": 1, "old_string": "41", "new_string": "42"})
 
 	// The calls appear in the timeline and the notebook pane shows the new
 	// cell (edited) and the plot.

@@ -128,7 +128,9 @@ func TestWorkbenchZoomImageAndExportEndToEnd(t *testing.T) {
 	scr = waitFor(t, tm, 20*time.Second, "the plot in half blocks", func(scr string) bool {
 		return strings.Contains(scr, "halfblocks (tmux without allow-passthrough)") && strings.Count(scr, "▀") > 1000
 	})
-	if !strings.Contains(scr, "zoom · cell 1 · image/png") || strings.Contains(scr, "Executions") {
+	// The plot is cell 2: a created notebook holds the reference's one
+	// markdown cell before the two inserted.
+	if !strings.Contains(scr, "zoom · cell 2 · image/png") || strings.Contains(scr, "Executions") {
 		t.Fatalf("the image does not have the window:\n%s", scr)
 	}
 	styled, _ := tm.tmux("capture-pane", "-p", "-e", "-t", tm.name).Output()

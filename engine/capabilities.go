@@ -13,6 +13,12 @@ var defaultCapabilities = []Capability{
 		Description: "When a kernel dies while running a cell, restart it and report the run with kernel_restarted instead of failing the call. All kernel state (variables, imports) is lost either way.",
 	},
 	{
+		Name:        CapInterruptOnTimeout,
+		Enabled:     false,
+		Source:      "default",
+		Description: "When an execution outlasts its call's timeout, interrupt the kernel and return what it produced (as the reference does). Off, the run goes on after the call returns and its outputs keep being saved into the notebook.",
+	},
+	{
 		Name:        CapImages,
 		Enabled:     true,
 		Source:      "default",

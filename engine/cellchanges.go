@@ -120,11 +120,8 @@ type editSource struct {
 }
 
 func (m *editSource) check() error {
-	switch {
-	case m.old == "":
+	if m.old == "" {
 		return &EditError{Problem: EditEmptyOld}
-	case m.old == m.new:
-		return &EditError{Problem: EditSame}
 	}
 	return nil
 }
@@ -143,6 +140,11 @@ func (m *editSource) apply(nb *notebook.Notebook) ([]event.NotebookEvent, error)
 		return nil, &EditError{Problem: EditNotFound, Index: i, CellID: c.ID, Source: excerpt(c.Source, 200)}
 	case n > 1 && !m.all:
 		return nil, &EditError{Problem: EditAmbiguous, Index: i, CellID: c.ID, Count: n}
+	case m.old == m.new:
+		// Checked as any edit is (found, and once unless all), and a
+		// no-op, as in the reference.
+		m.edit = SourceEdit{Cell: cellInfo(i, c), OldSource: c.Source}
+		return nil, errUnchanged
 	}
 	var src string
 	if m.all {
@@ -184,7 +186,7 @@ func (m *deleteCells) apply(nb *notebook.Notebook) ([]event.NotebookEvent, error
 				return nil, err
 			}
 			if seen[i] {
-				return nil, Userf("cell id %q is listed twice; nothing was deleted", id)
+				return nil, Userf("cell id %q is a duplicate (listed twice); nothing was deleted", id)
 			}
 			seen[i] = true
 			positions = append(positions, i)
@@ -195,7 +197,7 @@ func (m *deleteCells) apply(nb *notebook.Notebook) ([]event.NotebookEvent, error
 				return nil, err
 			}
 			if seen[i] {
-				return nil, Userf("cell index %d is listed twice; nothing was deleted", i)
+				return nil, Userf("cell index %d is a duplicate (listed twice); nothing was deleted", i)
 			}
 			seen[i] = true
 			positions = append(positions, i)
@@ -275,7 +277,7 @@ func (m *clearOutputs) apply(nb *notebook.Notebook) ([]event.NotebookEvent, erro
 	case c.Type != notebook.Code && m.forRun:
 		return nil, Userf("cell %d (id %q) is a %s cell; only code cells can be executed", i, c.ID, c.Type)
 	case c.Type != notebook.Code:
-		return nil, Userf("cell %d (id %q) is a %s cell; only code cells have outputs to clear", i, c.ID, c.Type)
+		return nil, Userf("cell %d (id %q) is a %s cell, not a code cell; only code cells have outputs to clear", i, c.ID, c.Type)
 	}
 	if m.forRun {
 		if err := checkCode(c.Source); err != nil {

@@ -184,7 +184,9 @@ func excerpt(s string, n int) string {
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // EditCellSource replaces old with new in a cell's source (literal match;
-// exactly once unless all) and saves.
+// exactly once unless all) and saves. A replacement by the text itself is
+// checked as any edit is (found, and once unless all) and changes nothing,
+// as in the reference.
 func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref CellRef, old, new string, all bool) (NotebookInfo, SourceEdit, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {

@@ -104,10 +104,13 @@ type UseRequest struct {
 // and makes it the session's current notebook.
 //
 // Using a name again with the same path only makes it current again; a name
-// already bound to another path, or a path already open under another name,
-// is refused. Without a kernel id the notebook gets the kernel of an existing
-// Jupyter session for its path (the one JupyterLab shows), or a new session
-// is created so that JupyterLab users see the same kernel.
+// already bound to another path is refused. A path already open under
+// another name is opened under this one too, as the reference does: the
+// names are two names of one notebook (one model, one lock, one kernel), so
+// that an edit through one is never an outside edit to the other. Without
+// a kernel id the notebook gets the kernel of an existing Jupyter session for
+// its path (the one JupyterLab shows), or a new session is created so that
+// JupyterLab users see the same kernel.
 func (e *Engine) UseNotebook(ctx context.Context, req UseRequest) (NotebookInfo, error) {
 	session, name, nbPath, mode, kernelID := req.Session, req.Name, req.Path, req.Mode, req.KernelID
 	name = strings.TrimSpace(name)
@@ -159,10 +162,20 @@ func (e *Engine) UseNotebook(ctx context.Context, req UseRequest) (NotebookInfo,
 		return e.infoLocked(d, session), nil
 	}
 	for _, d := range e.docs {
-		if d.path == p {
-			e.mu.Unlock()
-			return NotebookInfo{}, &PathInUseError{Path: p, Notebook: d.name}
+		if d.path != p {
+			continue
 		}
+		defer e.mu.Unlock()
+		if mode == modeCreate {
+			return NotebookInfo{}, &NotebookExistsError{Path: p}
+		}
+		if kernelID != "" && kernelID != d.kernel.id {
+			return NotebookInfo{}, &KernelMismatchError{Notebook: d.name, Kernel: d.kernel.id, Want: kernelID}
+		}
+		e.docs[name] = d
+		e.current[session] = name
+		e.lastUsed = name
+		return e.infoNamedLocked(name, d, session), nil
 	}
 	client := e.client
 	e.mu.Unlock()
@@ -228,6 +241,9 @@ func (e *Engine) loadOrCreate(ctx context.Context, client *jupyter.Client, p, mo
 			return nil, time.Time{}, false, err
 		}
 		nb := notebook.New()
+		if e.cfg.CreatedHeading != "" {
+			nb.Cells = append(nb.Cells, nb.NewCell(notebook.Markdown, e.cfg.CreatedHeading))
+		}
 		data, err := nb.Marshal()
 		if err != nil {
 			return nil, time.Time{}, false, err
@@ -296,6 +312,9 @@ func (e *Engine) UnuseNotebook(ctx context.Context, session, name string) (Relea
 }
 
 // unuse is UnuseNotebook; tell leaves the other sessions a notice.
+//
+// A notebook open under several names is released by each name on its own:
+// until the last goes, the others keep it (and its kernel) in use.
 func (e *Engine) unuse(session, name string, tell bool) (Released, error) {
 	e.useMu.Lock()
 	e.mu.Lock()
@@ -305,13 +324,22 @@ func (e *Engine) unuse(session, name string, tell bool) (Released, error) {
 		e.useMu.Unlock()
 		return Released{}, err
 	}
-	delete(e.docs, d.name)
-	e.undo.Forget(d)
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = e.current[session]
+	}
+	delete(e.docs, name)
 	cause := ClosedByUnuse
 	if !tell {
 		cause = 0
 	}
-	others := e.dropCurrentLocked(d.name, d.path, session, cause, "")
+	others := e.dropCurrentLocked(name, d.path, session, cause, "")
+	if also := e.namesLocked(d); len(also) > 0 {
+		e.mu.Unlock()
+		e.useMu.Unlock()
+		return Released{Name: name, Path: d.path, KernelID: d.kernel.id, Others: others, AlsoOpenAs: also}, nil
+	}
+	e.undo.Forget(d)
 	e.mu.Unlock()
 	e.useMu.Unlock()
 	stopWatching(d)
@@ -322,7 +350,32 @@ func (e *Engine) unuse(session, name string, tell bool) (Released, error) {
 	e.publish(event.Event{Type: event.EvNotebookClosed, Notebook: &event.NotebookEvent{
 		Name: d.name, Path: d.path, KernelID: d.kernel.id, Session: session,
 	}})
-	return Released{Name: d.name, Path: d.path, KernelID: d.kernel.id, KernelShutDown: shut, Others: others}, nil
+	return Released{Name: name, Path: d.path, KernelID: d.kernel.id, KernelShutDown: shut, Others: others}, nil
+}
+
+// namesLocked lists, sorted, the names a notebook is in use under.
+func (e *Engine) namesLocked(d *document) []string {
+	var names []string
+	for n, x := range e.docs {
+		if x == d {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// documentsLocked lists each notebook in use once, whatever its names.
+func (e *Engine) documentsLocked() []*document {
+	seen := map[*document]bool{}
+	docs := make([]*document, 0, len(e.docs))
+	for _, n := range e.inUseLocked() {
+		if d := e.docs[n]; !seen[d] {
+			seen[d] = true
+			docs = append(docs, d)
+		}
+	}
+	return docs
 }
 
 // ListNotebooks lists the notebooks in use, marking the session's current one.
@@ -330,8 +383,8 @@ func (e *Engine) ListNotebooks(session string) []NotebookInfo {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	infos := make([]NotebookInfo, 0, len(e.docs))
-	for _, d := range e.docs {
-		infos = append(infos, e.infoLocked(d, session))
+	for n, d := range e.docs {
+		infos = append(infos, e.infoNamedLocked(n, d, session))
 	}
 	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
 	return infos
@@ -407,13 +460,24 @@ func (e *Engine) inUseLocked() []string {
 	return names
 }
 
+// infoLocked describes d as the session knows it: under the name it has
+// current when that names d (a notebook may have several), else its own.
 func (e *Engine) infoLocked(d *document, session string) NotebookInfo {
+	name := d.name
+	if cur := e.current[session]; cur != "" && e.docs[cur] == d {
+		name = cur
+	}
+	return e.infoNamedLocked(name, d, session)
+}
+
+// infoNamedLocked describes d under one of its names.
+func (e *Engine) infoNamedLocked(name string, d *document, session string) NotebookInfo {
 	return NotebookInfo{
-		Name:        d.name,
+		Name:        name,
 		Path:        d.path,
 		KernelID:    d.kernel.id,
 		KernelState: d.kernel.conn.State(),
-		Current:     session != "" && e.current[session] == d.name,
+		Current:     session != "" && e.current[session] == name,
 		Cells:       len(d.model().Cells),
 	}
 }

@@ -73,6 +73,12 @@ type Config struct {
 	// together (groupcommit.go). It is the baseline of make bench.
 	SerialSaves bool
 
+	// CreatedHeading, when set, is the text of the one markdown cell a
+	// notebook created by UseNotebook starts with (the reference's
+	// skeleton, which its clients count on); empty: created notebooks are
+	// empty.
+	CreatedHeading string
+
 	// WatchInterval is how often each notebook in use is checked for
 	// changes made elsewhere (watch.go); 0 turns the polling off (the
 	// check before every call remains).
@@ -95,6 +101,11 @@ type Capability struct {
 const (
 	CapKernelAutoRestart = "kernel.auto-restart"
 	CapImages            = "outputs.images"
+	// CapInterruptOnTimeout interrupts a kernel whose run outlasts the
+	// call's timeout, as the reference does, and returns what the run
+	// produced, the KeyboardInterrupt included. Off, the run goes on and
+	// its outputs keep being saved into the notebook.
+	CapInterruptOnTimeout = "execution.interrupt-on-timeout"
 )
 
 // UserError is a problem the caller can fix that has no type of its own in
@@ -273,10 +284,7 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	kernels := e.kernels
 	e.kernels = map[string]*kernelEntry{}
-	docs := make([]*document, 0, len(e.docs))
-	for _, d := range e.docs {
-		docs = append(docs, d)
-	}
+	docs := e.documentsLocked()
 	e.mu.Unlock()
 	stopWatching(docs...)
 	// A check of a file in flight may reload it and publish: it ends
@@ -428,15 +436,21 @@ const (
 
 // ExecResult is what an execution produced by the time the call returned.
 type ExecResult struct {
-	ExecID          string
-	Notebook        string // "" for execute_code
-	Cell            CellInfo
-	KernelID        string
-	SandboxName     string
-	Outputs         []notebook.Output
-	ExecutionCount  *int
-	Status          string // ok, error, aborted; running when StillRunning; died when the kernel died (KernelRestarted)
-	StillRunning    bool   // the timeout passed; outputs keep being collected into the notebook
+	ExecID         string
+	Notebook       string // "" for execute_code
+	Cell           CellInfo
+	KernelID       string
+	SandboxName    string
+	Outputs        []notebook.Output
+	ExecutionCount *int
+	Status         string // ok, error, aborted; running when StillRunning; died when the kernel died (KernelRestarted)
+	StillRunning   bool   // the timeout passed; outputs keep being collected into the notebook
+	// Timeout is how long the call waited, set when the timeout passed
+	// before the run ended. Interrupted says the kernel was interrupted
+	// then (Config.InterruptOnTimeout); StillRunning stays set when it had
+	// not stopped within a few seconds of that.
+	Timeout         time.Duration
+	Interrupted     bool
 	Elapsed         time.Duration
 	KernelRestarted bool // the kernel died and was replaced (kernel.auto-restart): state was lost
 }

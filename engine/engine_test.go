@@ -239,6 +239,7 @@ func TestJupyter(t *testing.T) {
 	run("GroupCommitEdges", testGroupCommitEdges)
 	run("ReadsDuringSave", testReadsDuringSave)
 	run("SaveLock", testSaveLock)
+	run("SaveLockNotOurs", testSaveLockNotOurs)
 	run("ListFiles", testListFiles)
 	run("ListKernels", testListKernels)
 	run("ConnectJupyter", testConnectJupyter)
@@ -286,20 +287,37 @@ func testUseNotebook(t *testing.T, f *fixture) {
 		t.Errorf("ModeError.Mode = %q, want open", m.Mode)
 	}
 	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "x", Path: f.path("x.ipynb"), Mode: "create", KernelID: "no-such-kernel"})
-	wantUserError(t, err, "no kernel with id")
+	wantUserError(t, err, "not found on the Jupyter server")
 	if _, err := os.Stat(f.srv.Path(f.path("x.ipynb"))); !os.IsNotExist(err) {
 		t.Errorf("a failed create left the file behind: %v", err)
 	}
-	// The name and the path are each bound once.
+	// A name is bound to one path; a path may have several names, which
+	// are one notebook on one kernel (as in the reference).
 	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb", Path: f.path("b.ipynb"), Mode: "create", KernelID: kid})
 	if n := wantErrorAs[*NameInUseError](t, err); n.Name != "nb" || n.Path != f.path("a.ipynb") {
 		t.Errorf("NameInUseError = %+v", n)
 	}
-	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb2", Path: f.path("a.ipynb"), Mode: "connect", KernelID: kid})
-	wantUserError(t, err, `as notebook "nb"`)
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb2", Path: f.path("a.ipynb"), Mode: "connect", KernelID: "other-kernel"})
+	if m := wantErrorAs[*KernelMismatchError](t, err); m.Notebook != "nb" || m.Kernel != kid {
+		t.Errorf("KernelMismatchError = %+v", m)
+	}
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb2", Path: f.path("a.ipynb"), Mode: "create"})
+	wantErrorAs[*NotebookExistsError](t, err)
 	if !bytes.Equal(before, f.file(t, "a.ipynb")) {
 		t.Fatal("failed use_notebook calls changed the file")
 	}
+	alias, err := e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb2", Path: f.path("a.ipynb"), Mode: "connect", KernelID: kid})
+	checkNoError(t, "a second name", err)
+	if alias.Name != "nb2" || alias.KernelID != kid || !alias.Current {
+		t.Errorf("second name = %+v", alias)
+	}
+	released, err := e.UnuseNotebook(ctx, "s1", "nb2")
+	checkNoError(t, "releasing the second name", err)
+	if len(released.AlsoOpenAs) != 1 || released.AlsoOpenAs[0] != "nb" || released.KernelShutDown {
+		t.Errorf("unuse of the second name = %+v", released)
+	}
+	_, err = e.UseNotebook(ctx, UseRequest{Session: "s1", Name: "nb", Path: f.path("a.ipynb"), Mode: "connect"})
+	checkNoError(t, "nb again", err)
 
 	// Current notebook is per session.
 	if _, err := e.Notebook("s2", ""); err == nil {

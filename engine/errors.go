@@ -145,7 +145,6 @@ type EditProblem int
 // The ways a find-and-replace edit is refused.
 const (
 	EditEmptyOld  EditProblem = iota // nothing to find
-	EditSame                         // the replacement is the text itself
 	EditNotFound                     // the text is not in the cell
 	EditAmbiguous                    // the text occurs more than once
 )
@@ -165,8 +164,6 @@ func (e *EditError) Error() string {
 	switch e.Problem {
 	case EditEmptyOld:
 		return "the text to replace is empty"
-	case EditSame:
-		return "the text to replace and its replacement are the same: there is nothing to change"
 	case EditNotFound:
 		if e.Source == "" {
 			return fmt.Sprintf("the text to replace was not found: cell %d (id %q) is empty", e.Index, e.CellID)
@@ -261,16 +258,6 @@ func (e *NameInUseError) Error() string {
 
 func (*NameInUseError) CallerCanFix() bool { return true }
 
-// PathInUseError reports that the path is already open under another
-// notebook name.
-type PathInUseError struct{ Path, Notebook string }
-
-func (e *PathInUseError) Error() string {
-	return fmt.Sprintf("%q is already in use as notebook %q", e.Path, e.Notebook)
-}
-
-func (*PathInUseError) CallerCanFix() bool { return true }
-
 // KernelMismatchError reports that the notebook is in use on Kernel; the
 // call asked for Want.
 type KernelMismatchError struct{ Notebook, Kernel, Want string }
@@ -320,7 +307,7 @@ type UnknownKernelError struct {
 }
 
 func (e *UnknownKernelError) Error() string {
-	return fmt.Sprintf("there is no kernel with id %q on the Jupyter server", e.KernelID)
+	return fmt.Sprintf("kernel %q not found on the Jupyter server", e.KernelID)
 }
 
 func (*UnknownKernelError) CallerCanFix() bool { return true }

@@ -274,10 +274,18 @@ func (e *Engine) await(ctx context.Context, x *execution, opts ExecOptions) (exe
 		case <-timer.C:
 			now := time.Now()
 			if !now.Before(deadline) {
+				if e.capabilityEnabled(CapInterruptOnTimeout) {
+					finished := x.interruptAndWait(ctx, "interrupting a kernel whose run outlasted its call's timeout")
+					out := x.outcome(!finished)
+					out.Timeout, out.Interrupted = timeout, true
+					return out, nil
+				}
 				// Save what arrived so far, so that the notebook shows what
 				// this call returns.
 				x.flush()
-				return x.outcome(true), nil
+				out := x.outcome(true)
+				out.Timeout = timeout
+				return out, nil
 			}
 			if progress && !now.Before(nextTick) {
 				x.mu.Lock()

@@ -257,7 +257,7 @@ func testExecuteCode(t *testing.T, f *fixture) {
 		t.Errorf("NoNotebookError = %+v, want the session's missing current notebook", n)
 	}
 	_, err = e.ExecuteCode(ctx, "lonely", "1", ExecOptions{KernelID: "no-such-kernel"})
-	wantUserError(t, err, "no kernel with id")
+	wantUserError(t, err, "not found on the Jupyter server")
 
 	kid := f.shared.get(t, f.client)
 	res, err := e.ExecuteCode(ctx, "lonely", "6 * 7", ExecOptions{KernelID: kid})
@@ -358,7 +358,7 @@ func testRestartNotebook(t *testing.T, f *fixture) {
 	_, err = e.RestartNotebook(ctx, "s", "zzz")
 	wantUserError(t, err, `no notebook named "zzz"`)
 	checkNoError(t, "interrupt", e.InterruptKernel(ctx, info.KernelID))
-	wantUserError(t, e.InterruptKernel(ctx, "nope"), "no kernel with id")
+	wantUserError(t, e.InterruptKernel(ctx, "nope"), "not found on the Jupyter server")
 }
 
 func testExecuteRerun(t *testing.T, f *fixture) {

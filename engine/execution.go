@@ -91,24 +91,32 @@ type outputState struct {
 // abort interrupts the kernel for a cancelled call and returns what the run
 // produced, with an error wrapping the context's.
 func (x *execution) abort(ctx context.Context) (execOutcome, error) {
+	finished := x.interruptAndWait(ctx, "interrupting a kernel for a cancelled call")
+	out := x.outcome(!finished)
+	out.Status = "aborted"
+	return out, fmt.Errorf("the execution was cancelled and kernel %s was interrupted: %w", x.kernel.id, context.Cause(ctx))
+}
+
+// interruptAndWait interrupts the run's kernel and waits, up to abortGrace,
+// for the run to end, so that the KeyboardInterrupt is part of what the
+// call returns; it reports whether the run ended. A run that did not is
+// flushed, as a timeout leaves one. why is logged if the interrupt fails.
+func (x *execution) interruptAndWait(ctx context.Context, why string) bool {
 	x.mu.Lock()
 	x.interrupted = true
 	x.mu.Unlock()
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := x.client.InterruptKernel(ictx, x.kernel.id); err != nil {
-		x.e.log.Warn("interrupting a kernel for a cancelled call", "kernel", x.kernel.id, "err", err)
+		x.e.log.Warn(why, "kernel", x.kernel.id, "err", err)
 	}
-	finished := true
 	select {
 	case <-x.done:
+		return true
 	case <-time.After(abortGrace):
-		finished = false
 		x.flush()
+		return false
 	}
-	out := x.outcome(!finished)
-	out.Status = "aborted"
-	return out, fmt.Errorf("the execution was cancelled and kernel %s was interrupted: %w", x.kernel.id, context.Cause(ctx))
 }
 
 // outcome builds the result from what the run has produced so far.
@@ -124,6 +132,11 @@ func (x *execution) outcome(stillRunning bool) execOutcome {
 		if o.OutputType == notebook.Error && o.EName == "StdinNotImplementedError" {
 			outs = append(outs, notebook.Output{OutputType: notebook.Stream, Name: "stderr", Text: stdinHint})
 			break
+		}
+	}
+	if x.doc != nil {
+		if note := unsavedNote(outs); note != nil {
+			outs = append(outs, *note)
 		}
 	}
 	return execOutcome{
@@ -317,7 +330,8 @@ func (x *execution) flush() {
 		x.mu.Unlock()
 		return
 	}
-	outs := x.materializeLocked()
+	// One output that cannot be saved must not keep the others out.
+	outs, _ := saveableOutputs(x.materializeLocked())
 	count := x.count
 	v := x.version
 	x.mu.Unlock()

@@ -77,6 +77,7 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 	var (
 		mu      sync.Mutex
 		entries = []FileEntry{}
+		maybe   []FileEntry // named like a visible save lock: read to tell
 		first   error
 		wg      sync.WaitGroup
 		slots   = make(chan struct{}, listConcurrency)
@@ -101,7 +102,11 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 				m.Path = path.Join(dir, m.Name)
 			}
 			// Save lock files (engine/nbfile) are ours, not the user's.
-			if match(m) && !(m.Type == "file" && nbfile.IsLockFile(m.Name)) {
+			switch {
+			case !match(m) || m.Type == "file" && nbfile.IsLockFile(m.Name):
+			case m.Type == "file" && nbfile.IsVisibleLockName(m.Name):
+				maybe = append(maybe, entry(m))
+			default:
 				entries = append(entries, entry(m))
 			}
 			if m.Type == "directory" && depth < maxDepth {
@@ -115,6 +120,11 @@ func (e *Engine) ListFiles(ctx context.Context, dir string, maxDepth int, patter
 	wg.Wait()
 	if first != nil {
 		return nil, first
+	}
+	for _, m := range maybe {
+		if !nbfile.IsOurLockFile(ctx, client, m.Path) {
+			entries = append(entries, m)
+		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
 	return entries, nil

@@ -17,13 +17,22 @@ import (
 // the agent's restart of a notebook's kernel, and the wait for a kernel
 // Jupyter's restarter brings back.
 
+// Restarted is the answer of RestartNotebook: the notebook, on its kernel.
+// Replaced is the id of the kernel it had when that kernel no longer
+// existed (the Jupyter server restarted, or someone shut it down) and a new
+// one was started in its place; empty when the kernel itself restarted.
+type Restarted struct {
+	NotebookInfo
+	Replaced string
+}
+
 // RestartNotebook restarts the notebook's kernel. Its state is lost; the
 // channel stays open (the kernel keeps its id) and executions running on it
 // end with the kernel-died error.
-func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (NotebookInfo, error) {
+func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Restarted, error) {
 	d, err := e.lookup(session, name)
 	if err != nil {
-		return NotebookInfo{}, err
+		return Restarted{}, err
 	}
 	// Our own restart is no loss; the one it follows is over.
 	conn := d.kernel.conn
@@ -35,7 +44,7 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 		// new process is the fresh kernel asked for, and a restart
 		// request crossing it can leave the kernel dead for good.
 		if e.awaitRestarter(ctx, d) {
-			return e.info(d, session), nil
+			return Restarted{NotebookInfo: e.info(d, session)}, nil
 		}
 	}
 	if _, err := e.requestRestart(ctx, d.file.Client(), d.kernel); err != nil {
@@ -48,9 +57,13 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 			}
 		}
 		if jupyter.IsNotFound(err) {
-			return e.replaceLostKernel(ctx, session, d)
+			info, err := e.replaceLostKernel(ctx, session, d)
+			if err != nil {
+				return Restarted{}, err
+			}
+			return Restarted{NotebookInfo: info, Replaced: d.kernel.id}, nil
 		}
-		return NotebookInfo{}, err
+		return Restarted{}, err
 	}
 	// What was running died with the old process. A server without its
 	// own autorestart says nothing of it on the channel, so the runs are
@@ -65,15 +78,15 @@ func (e *Engine) RestartNotebook(ctx context.Context, session, name string) (Not
 		x.abandon(jupyter.ErrKernelDied)
 	}
 	if err := waitKernelReady(ctx, d.kernel.conn); err != nil {
-		return NotebookInfo{}, err
+		return Restarted{}, err
 	}
-	return e.info(d, session), nil
+	return Restarted{NotebookInfo: e.info(d, session)}, nil
 }
 
 // replaceLostKernel gives a notebook whose kernel no longer exists (the
 // Jupyter server restarted, or someone shut the kernel down) a fresh one:
 // what restart_notebook promises. The notebook is released and used again
-// under the same name and path, and every session keeps the current
+// under the same names and path, and every session keeps the current
 // notebook it had.
 func (e *Engine) replaceLostKernel(ctx context.Context, session string, d *document) (NotebookInfo, error) {
 	e.mu.Lock()
@@ -81,14 +94,27 @@ func (e *Engine) replaceLostKernel(ctx context.Context, session string, d *docum
 	for s, n := range e.current {
 		had[s] = n
 	}
+	names := e.namesLocked(d)
 	e.mu.Unlock()
-	// Nobody is told: every session keeps its current notebook below.
-	if _, err := e.unuse(session, d.name, false); err != nil {
-		return NotebookInfo{}, err
+	if len(names) == 0 {
+		return NotebookInfo{}, &NoNotebookError{Name: d.name}
 	}
-	info, err := e.UseNotebook(ctx, UseRequest{Session: session, Name: d.name, Path: d.path, Mode: modeConnect})
-	if err != nil {
-		return NotebookInfo{}, fmt.Errorf("the kernel %s of notebook %q no longer exists, and starting a new one failed: %w", d.kernel.id, d.name, err)
+	// Nobody is told: every session keeps its current notebook below. The
+	// last name released lets the lost kernel go.
+	for _, n := range names {
+		if _, err := e.unuse(session, n, false); err != nil {
+			return NotebookInfo{}, err
+		}
+	}
+	var info NotebookInfo
+	for i, n := range names {
+		in, err := e.UseNotebook(ctx, UseRequest{Session: session, Name: n, Path: d.path, Mode: modeConnect})
+		if err != nil {
+			return NotebookInfo{}, fmt.Errorf("the kernel %s of notebook %q no longer exists, and starting a new one failed: %w", d.kernel.id, n, err)
+		}
+		if i == 0 {
+			info = in
+		}
 	}
 	e.mu.Lock()
 	delete(e.current, session)

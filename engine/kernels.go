@@ -222,9 +222,22 @@ func (e *Engine) ListKernels(ctx context.Context) ([]KernelInfo, error) {
 		specs = &jupyter.KernelSpecs{}
 	}
 	onKernel := map[string][]string{}
+	// The state the kernel last reported on our channel, where we have
+	// one: it sees every status the kernel publishes at once, while
+	// jupyter-server's own field can lag (it said "starting" for a kernel
+	// busy with a run).
+	seen := map[string]string{}
 	e.mu.RLock()
-	for _, d := range e.docs {
-		onKernel[d.kernel.id] = append(onKernel[d.kernel.id], d.name)
+	for n, d := range e.docs {
+		onKernel[d.kernel.id] = append(onKernel[d.kernel.id], n)
+	}
+	for id, k := range e.kernels {
+		if k.conn != nil {
+			switch s := k.conn.State(); s {
+			case "idle", "busy", "restarting", "dead":
+				seen[id] = s
+			}
+		}
 	}
 	e.mu.RUnlock()
 	infos := make([]KernelInfo, 0, len(ks))
@@ -236,12 +249,16 @@ func (e *Engine) ListKernels(ctx context.Context) ([]KernelInfo, error) {
 		}
 		names := onKernel[k.ID]
 		slices.Sort(names)
+		state := k.ExecutionState
+		if s, ok := seen[k.ID]; ok {
+			state = s
+		}
 		infos = append(infos, KernelInfo{
 			ID:           k.ID,
 			Name:         k.Name,
 			DisplayName:  display,
 			Language:     spec.Language,
-			State:        k.ExecutionState,
+			State:        state,
 			Connections:  k.Connections,
 			LastActivity: k.LastActivity,
 			Notebooks:    names,

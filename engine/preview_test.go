@@ -183,9 +183,10 @@ func testPreviewIsTheCall(t *testing.T, f *fixture) {
 			func() error { _, err := e.ExecuteCell(ctx, "s", "", CellRef{ID: ids[1]}, ExecOptions{}); return err }},
 		{"insert and run code with a NUL", PreviewRequest{Op: PreviewInsertRun, Index: -1, Source: "x\x00"},
 			func() error { _, err := e.InsertExecuteCell(ctx, "s", "", -1, "x\x00", ExecOptions{}); return err }},
-		{"edit to the same text", PreviewRequest{Op: PreviewEdit, Cell: CellRef{ID: ids[0]}, Old: "a", New: "a"},
+		// A replacement by the text itself is checked as any edit is.
+		{"edit to the same text, not in the cell", PreviewRequest{Op: PreviewEdit, Cell: CellRef{ID: ids[0]}, Old: "zz", New: "zz"},
 			func() error {
-				_, _, err := e.EditCellSource(ctx, "s", "", CellRef{ID: ids[0]}, "a", "a", false)
+				_, _, err := e.EditCellSource(ctx, "s", "", CellRef{ID: ids[0]}, "zz", "zz", false)
 				return err
 			}},
 		{"insert of no type", PreviewRequest{Op: PreviewInsert, Index: 0, CellType: "prose"},
@@ -203,8 +204,19 @@ func testPreviewIsTheCall(t *testing.T, f *fixture) {
 	if after := f.file(t, "preview-call.ipynb"); !bytes.Equal(before, after) {
 		t.Fatalf("a refused call changed the file")
 	}
+	// An edit to the same text that is there is a no-op, as in the
+	// reference: previewed as no change, and the call changes nothing.
+	p := e.Preview(ctx, "s", PreviewRequest{Op: PreviewEdit, Cell: CellRef{ID: ids[0]}, Old: "a", New: "a"})
+	_, same, err := e.EditCellSource(ctx, "s", "", CellRef{ID: ids[0]}, "a", "a", false)
+	checkNoError(t, "edit to the same text", err)
+	if p.Problem != "" || p.Refused || !strings.HasSuffix(p.What, ": no change") || p.Diff != "" || same.Diff != "" || same.Replacements != 0 {
+		t.Errorf("edit to the same text: previewed %+v, answered %+v", p, same)
+	}
+	if after := f.file(t, "preview-call.ipynb"); !bytes.Equal(before, after) {
+		t.Fatalf("an edit to the same text changed the file")
+	}
 	// A delete that goes through: the cells previewed are the ones gone.
-	p := e.Preview(ctx, "s", PreviewRequest{Op: PreviewDelete, IDs: []string{ids[2], ids[0]}})
+	p = e.Preview(ctx, "s", PreviewRequest{Op: PreviewDelete, IDs: []string{ids[2], ids[0]}})
 	_, gone, err := e.DeleteCells(ctx, "s", "", nil, []string{ids[2], ids[0]})
 	checkNoError(t, "delete", err)
 	if p.Problem != "" || p.Refused || len(p.Cells) != len(gone) || p.Cells[0].ID != gone[1].ID || p.Cells[1].ID != gone[0].ID {

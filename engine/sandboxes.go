@@ -537,6 +537,9 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 	if en.variant == sandbox.JupyterServer {
 		res.KernelID = info.KernelID
 	}
+	if sres.StillRunning {
+		res.Timeout = timeout
+	}
 	if !sres.StillRunning {
 		status := sres.Status
 		if sres.Interrupted {

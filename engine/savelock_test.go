@@ -33,7 +33,7 @@ func testSaveLock(t *testing.T, f *fixture) {
 	}
 	hold := func(seq int) {
 		// A lock file as nbfile writes one.
-		b, _ := json.Marshal(map[string]any{"owner": "other process 4242", "token": strings.Repeat("0", 32), "seq": seq})
+		b, _ := json.Marshal(map[string]any{"owner": "jupyter-mcp-server pid 4242 on elsewhere", "token": strings.Repeat("0", 32), "seq": seq})
 		if _, err := f.client.SaveText(ctx, lockPath, string(b)); err != nil {
 			t.Fatal(err)
 		}
@@ -71,8 +71,8 @@ func testSaveLock(t *testing.T, f *fixture) {
 	if !errors.As(err, &busy) {
 		t.Fatalf("insert while another process holds the lock: %v (%T), want a *SaveLockError", err, err)
 	}
-	if busy.Holder != "other process 4242" || busy.LockPath != lockPath || busy.Err != nil {
-		t.Errorf("SaveLockError %+v: want holder %q and lock path %q", busy, "other process 4242", lockPath)
+	if busy.Holder != "jupyter-mcp-server pid 4242 on elsewhere" || busy.LockPath != lockPath || busy.Err != nil {
+		t.Errorf("SaveLockError %+v: want holder %q and lock path %q", busy, "jupyter-mcp-server pid 4242 on elsewhere", lockPath)
 	}
 	if string(before) != string(f.file(t, "locked.ipynb")) {
 		t.Error("the refused insert changed the file")
@@ -93,12 +93,12 @@ func testSaveLock(t *testing.T, f *fixture) {
 	checkNoError(t, "verify", l.Verify(ctx))
 	hold(99)
 	var lost *nbfile.SaveLockLostError
-	if err := l.Verify(ctx); !errors.As(err, &lost) || lost.Holder != "other process 4242" {
+	if err := l.Verify(ctx); !errors.As(err, &lost) || lost.Holder != "jupyter-mcp-server pid 4242 on elsewhere" {
 		t.Errorf("verify after a takeover: %v, want a *SaveLockLostError naming the holder", err)
 	}
 	// Releasing leaves the other holder's lock alone.
 	l.Release()
-	if m, err := f.client.Get(ctx, lockPath, true); err != nil || !strings.Contains(string(m.Content), "other process 4242") {
+	if m, err := f.client.Get(ctx, lockPath, true); err != nil || !strings.Contains(string(m.Content), "jupyter-mcp-server pid 4242 on elsewhere") {
 		t.Errorf("after releasing a lock lost to another holder, its lock file: %v %v", m, err)
 	}
 	if err := f.client.Delete(ctx, lockPath); err != nil {

@@ -159,6 +159,9 @@ type Released struct {
 	// keeps running.
 	KernelShutDown bool
 	Others         []SessionRef
+	// AlsoOpenAs are the other names the notebook is still in use under:
+	// it, and its kernel, stay in use through them.
+	AlsoOpenAs []string
 }
 
 // ServerSwitch is the answer of ConnectJupyter.
@@ -238,10 +241,11 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	callerHad := e.current[session]
 	for _, name := range e.inUseLocked() {
 		d := docs[name]
-		c := ClosedInSwitch{Name: d.name, Path: d.path, KernelID: d.kernel.id, Caller: callerHad == d.name}
-		c.Others = e.dropCurrentLocked(d.name, d.path, session, ClosedBySwitch, client.BaseURL())
+		c := ClosedInSwitch{Name: name, Path: d.path, KernelID: d.kernel.id, Caller: callerHad == name}
+		c.Others = e.dropCurrentLocked(name, d.path, session, ClosedBySwitch, client.BaseURL())
 		sw.Closed = append(sw.Closed, c)
 	}
+	closing := e.documentsLocked()
 	started := e.started
 	e.client = client
 	e.docs = map[string]*document{}
@@ -250,7 +254,7 @@ func (e *Engine) ConnectJupyter(ctx context.Context, session, url, token string)
 	e.started = map[string]bool{}
 	e.lastUsed = ""
 	e.mu.Unlock()
-	for _, d := range docs {
+	for _, d := range closing {
 		stopWatching(d)
 		e.undo.Forget(d)
 	}

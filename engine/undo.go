@@ -110,7 +110,10 @@ func (e *Engine) Undo(ctx context.Context, callID string) (undo.Result, error) {
 	if by := e.undo.UndoneBy(rs); by != nil {
 		return undo.Result{}, Userf("%s of %s was already undone at %s; undo that undo to bring it back", first.Tool, undo.Clock(first.At), undo.Clock(by.Call().At))
 	}
-	if cur, err := e.lookup("", d.name); err != nil || cur != d {
+	e.mu.RLock()
+	inUse := len(e.namesLocked(d)) > 0
+	e.mu.RUnlock()
+	if !inUse {
 		return undo.Result{}, Userf("notebook %q is no longer in use; nothing was undone", d.name)
 	}
 	id := &callIdentity{

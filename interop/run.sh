@@ -2,6 +2,8 @@
 # Every interoperability check, one after another, each with its output shown:
 #
 #   1. e2e over stdio, managed Jupyter   (official TypeScript SDK client)
+#      the reference's own test suite, ported, over stdio and over HTTP
+#      (same client; reference.mjs, reference-port.txt)
 #   2. steering over stdio               (same client: approval by elicitation,
 #                                         resource subscriptions)
 #   3. e2e over streamable HTTP          (same client, bearer token)
@@ -61,6 +63,8 @@ trap 'rc=$?; if [ -n "${SERVER_PID:-}" ]; then stop_server; fi; exit $rc' EXIT
 trap 'exit 130' INT TERM
 
 step "e2e over stdio (managed Jupyter)" node "$INTEROP_DIR/e2e.mjs" --bin "$JMS_BIN"
+step "the reference's test suite over stdio" node "$INTEROP_DIR/reference.mjs" --transport stdio --bin "$JMS_BIN"
+step "the reference's test suite over streamable HTTP" node "$INTEROP_DIR/reference.mjs" --transport http --bin "$JMS_BIN"
 step "steering over stdio (elicitation, subscriptions)" node "$INTEROP_DIR/steering.mjs" --bin "$JMS_BIN"
 
 # One server, with a bearer token, serves both the HTTP e2e and the inspector.

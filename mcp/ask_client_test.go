@@ -86,7 +86,7 @@ func TestApprovalThroughElicitation(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			el := &elicitingClient{}
-			cs := h.connectWith(el.options(tt.answer))
+			cs := h.connectHost(el.options(tt.answer))
 			rel := approvalNotebook(t, h, cs, tt.timeout)
 
 			res := callTool(t, cs, "delete_cell", map[string]any{"cell_indices": []int{0}})

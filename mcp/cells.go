@@ -36,11 +36,12 @@ func patchReadCell(p patcher) {
 	def(p.get("include_outputs"), true)
 }
 
-// readCell answers in the outputs shape: result/outputs are the cell's
-// outputs (empty unless include_outputs and a code cell), and the cell
-// itself (index, id, type, source, execution count) is carried under "cell"
-// beside them; the text shows the reference's cell header and the source
-// first, then the outputs.
+// readCell answers in the outputs shape, as the reference's "readable text
+// entries": the cell header, then the source, then each output, one entry
+// each in result and in content (its clients read the source as the
+// second entry). outputs and count are the cell's outputs only (empty
+// unless include_outputs and a code cell), and the cell itself (index, id,
+// type, source, execution count) is carried under "cell" beside them.
 func (s *Server) readCell(ctx context.Context, c *call, in readCellIn) (*answer, error) {
 	nb, cell, err := s.e.ReadCell(ctx, c.session, deref(in.NotebookName), ref(in.CellIndex, in.CellID))
 	if err != nil {
@@ -50,7 +51,7 @@ func (s *Server) readCell(ctx context.Context, c *call, in readCellIn) (*answer,
 	if in.IncludeOutputs && cell.Type == notebook.Code {
 		outs = cell.Outputs
 	}
-	a := outputs(outs, outputLoc{notebook: nb.Name, cellID: cell.ID}, s.render(), cellHeader(cell)+"\n"+cell.Source)
+	a := outputs(outs, outputLoc{notebook: nb.Name, cellID: cell.ID}, s.render(), []string{cellHeader(cell), cell.Source})
 	a.structured["cell"] = map[string]any{
 		"index":           cell.Index,
 		"id":              cell.ID,

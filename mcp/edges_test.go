@@ -67,7 +67,7 @@ func TestPathsAndNamesAreRefusedAsWritten(t *testing.T) {
 		{"use_notebook", use("esc\x1b[2J", h.dir+"/esc.ipynb"), `notebook_name "esc\x1b[2J" holds a control character`},
 		{"use_notebook", use("long", h.dir+"/"+strings.Repeat("a", 300)+".ipynb"), "has a part longer than 255 bytes"},
 		{"use_notebook", use("nodir", h.dir+"/nodir/x.ipynb"), "does not exist on the Jupyter server"},
-		{"use_notebook", map[string]any{"notebook_name": "k", "notebook_path": h.dir + "/k.ipynb", "mode": "create", "kernel_id": "no-such-kernel"}, `there is no kernel with id "no-such-kernel" on the Jupyter server; list_kernels shows the running kernels`},
+		{"use_notebook", map[string]any{"notebook_name": "k", "notebook_path": h.dir + "/k.ipynb", "mode": "create", "kernel_id": "no-such-kernel"}, `kernel "no-such-kernel" not found on the Jupyter server; list_kernels shows the running kernels`},
 		{"execute_code", map[string]any{"code": "1", "kernel_id": "no-such-kernel"}, "list_kernels shows the running kernels"},
 		{"execute_code", map[string]any{"code": "1", "kernel_id": "a\x00b"}, `"kernels/a\x00b" holds a control character`},
 		{"list_files", map[string]any{"path": "../"}, `path "../" leaves the Jupyter server's root directory`},
@@ -80,6 +80,9 @@ func TestPathsAndNamesAreRefusedAsWritten(t *testing.T) {
 		}
 		if strings.Contains(text, kernel[1]) {
 			t.Errorf("%s: the answer lists a running kernel: %q", c.tool, text)
+		}
+		if !strings.HasPrefix(text, "Error executing tool "+c.tool+": ") {
+			t.Errorf("%s: the answer does not lead with the reference's prefix: %q", c.tool, text)
 		}
 		if strings.Contains(strings.ToLower(text), "server error") {
 			t.Errorf("%s: an argument fault reads as a server failure: %q", c.tool, text)

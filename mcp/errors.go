@@ -96,7 +96,9 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 		case tool == "execute_code":
 			return "execute_code needs a kernel: this session has no current notebook" + closed + inUse + ". Call use_notebook first, or pass kernel_id (list_kernels shows the running kernels)", true
 		case e.Name != "":
-			return fmt.Sprintf("no notebook named %q is in use%s; call use_notebook first%s", e.Name, closed, inUse), true
+			// "not connected" is the reference's word for it, which its
+			// clients look for.
+			return fmt.Sprintf("notebook %q is not connected: no notebook of that name is in use%s; call use_notebook first%s", e.Name, closed, inUse), true
 		case takes(tool, "notebook_name") || tool == "":
 			return "this session has no current notebook" + closed + "; pass notebook_name, or call use_notebook first" + inUse, true
 		}
@@ -134,7 +136,7 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 	if e, ok := as[*engine.NoFileError](err); ok {
 		switch tool {
 		case "use_notebook":
-			return fmt.Sprintf(`there is no file %q on the Jupyter server; check the path with list_files, or pass mode "create" to create a new notebook there`, e.Path), true
+			return fmt.Sprintf(`%q not found on the Jupyter server; check the path with list_files, or pass mode "create" to create a new notebook there`, e.Path), true
 		case "list_files":
 			return fmt.Sprintf("there is no file or directory %q on the Jupyter server; list_files with an empty path lists the root", e.Path), true
 		}
@@ -142,9 +144,6 @@ func wordNotebookErrors(tool string, err error) (string, bool) {
 	}
 	if e, ok := as[*engine.NameInUseError](err); ok {
 		return fmt.Sprintf("the name %q is already in use for %q; call unuse_notebook %q first, or choose another name for %q", e.Name, e.Path, e.Name, e.Want), true
-	}
-	if e, ok := as[*engine.PathInUseError](err); ok {
-		return fmt.Sprintf("%q is already in use as notebook %q; pass notebook_name %q (or call use_notebook with that name to make it current)", e.Path, e.Notebook, e.Notebook), true
 	}
 	if e, ok := as[*engine.KernelMismatchError](err); ok {
 		return fmt.Sprintf("notebook %q is already in use on kernel %s; to move it to kernel %s, call unuse_notebook %q and then use_notebook with that kernel_id", e.Notebook, e.Kernel, e.Want, e.Notebook), true
@@ -271,8 +270,6 @@ func wordCellErrors(tool string, err error) (string, bool) {
 		switch e.Problem {
 		case engine.EditEmptyOld:
 			return "old_string is empty: pass the exact text to replace (read_cell shows the source), or use overwrite_cell_source to replace the whole cell", true
-		case engine.EditSame:
-			return "old_string and new_string are the same: there is nothing to change", true
 		case engine.EditNotFound:
 			if e.Source == "" {
 				return fmt.Sprintf("old_string was not found: cell %d (id %q) is empty; use overwrite_cell_source to give it a source", e.Index, e.CellID), true

@@ -34,6 +34,11 @@ func wordSaveErrors(tool string, err error) (string, bool) {
 		return fmt.Sprintf("Not saved: %s took over the save lock of notebook %q (%s) before this change could be saved. Nothing was changed; read the notebook again (read_notebook) and retry %s.",
 			holder, lost.Notebook, lost.Path, tool), true
 	}
+	var inTheWay *nbfile.SaveLockInTheWayError
+	if errors.As(err, &inTheWay) {
+		return fmt.Sprintf("Not saved: the file %q sits where the save lock of notebook %q (%s) goes, and it is not a lock of this server (it was left as it is). Nothing was changed; ask the person to rename or move that file, then retry %s.",
+			inTheWay.LockPath, inTheWay.Notebook, inTheWay.Path, tool), true
+	}
 	var undone *nbfile.SaveUndoneError
 	if errors.As(err, &undone) {
 		return fmt.Sprintf("Not saved: %d times the Jupyter server put the previous copy of notebook %q (%s) back as it saved this change, because something else read the notebook while it was being written. Nothing was changed; retry %s. If it keeps happening, close the notebook where it is open (JupyterLab) until you are done.",

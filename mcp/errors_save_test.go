@@ -20,6 +20,8 @@ func TestSaveErrorText(t *testing.T) {
 			[]string{"Not saved", `"nb"`, "pid 7 on box", "30s", "Nothing was changed", "retry insert_cell", `"a.ipynb.lock"`}},
 		{&nbfile.SaveLockLostError{Notebook: "nb", Path: "a.ipynb", Holder: "jupyter-mcp-server pid 9 on box"},
 			[]string{"Not saved", "pid 9 on box", "Nothing was changed", "read_notebook", "retry insert_cell"}},
+		{&nbfile.SaveLockInTheWayError{Notebook: "nb", Path: "a.ipynb", LockPath: "a.ipynb.lock"},
+			[]string{"Not saved", `"a.ipynb.lock"`, "not a lock of this server", "left as it is", "rename or move", "retry insert_cell"}},
 		{fmt.Errorf("wrapped: %w", &nbfile.SaveUndoneError{Notebook: "nb", Path: "a.ipynb", Attempts: 3}),
 			[]string{"Not saved", "3 times", `"nb"`, "(a.ipynb)", "read the notebook while it was being written", "Nothing was changed", "retry insert_cell", "JupyterLab"}},
 	} {
@@ -43,17 +45,17 @@ func TestSaveErrorText(t *testing.T) {
 	// Through the tool result: a busy lock is the agent's to retry, a
 	// Jupyter failure is a server error; both say nothing was saved.
 	busy := errorResult("insert_cell", fmt.Errorf("x: %w", &nbfile.SaveLockError{Notebook: "nb", Path: "a.ipynb", LockPath: "a.ipynb.lock", Waited: time.Second}))
-	if text := textOf(busy); !busy.IsError || !strings.HasPrefix(text, "Not saved") {
+	if text := textOf(busy); !busy.IsError || !strings.HasPrefix(text, "Error executing tool insert_cell: Not saved") {
 		t.Errorf("busy lock: %q", text)
 	}
 	failed := errorResult("insert_cell", &nbfile.SaveLockError{Notebook: "nb", Path: "a.ipynb", Err: errors.New("answered 500")})
-	if text := textOf(failed); !failed.IsError || !strings.Contains(text, "was not saved") || !strings.HasPrefix(text, "Server error") {
+	if text := textOf(failed); !failed.IsError || !strings.Contains(text, "was not saved") || !strings.HasPrefix(text, "Error executing tool insert_cell: Server error") {
 		t.Errorf("Jupyter failure: %q", text)
 	}
 	// A lock the Jupyter server did not let us refresh: a server error
 	// too, saying nothing was saved and why.
 	stale := errorResult("insert_cell", &nbfile.SaveLockStaleError{Notebook: "nb", Path: "a.ipynb", Age: 6 * time.Second, Err: errors.New("answered 503")})
-	if text := textOf(stale); !stale.IsError || !strings.HasPrefix(text, "Server error") || !strings.Contains(text, "was not saved") ||
+	if text := textOf(stale); !stale.IsError || !strings.HasPrefix(text, "Error executing tool insert_cell: Server error") || !strings.Contains(text, "was not saved") ||
 		!strings.Contains(text, "last refreshed 6s ago") || !strings.Contains(text, "answered 503") {
 		t.Errorf("unrefreshed lock: %q", text)
 	}

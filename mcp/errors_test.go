@@ -27,11 +27,11 @@ func TestAgentText(t *testing.T) {
 		{"execute_cell", &engine.NoNotebookError{Closed: &engine.ClosedNotice{Notebook: "nb", By: engine.SessionRef{ID: "4MVH2K1X", Client: "agent-b 1"}, Cause: engine.ClosedByUnuse, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
 			"this session has no current notebook (session 4MVH2K1X (agent-b 1) closed its notebook 'nb' at 03:04:05 UTC with unuse_notebook); call use_notebook first to open one (or to make one in use current) (no notebooks are in use)"},
 		{"read_cell", &engine.NoNotebookError{Name: "nb", Closed: &engine.ClosedNotice{Notebook: "nb", By: engine.SessionRef{ID: "s1"}, Cause: engine.ClosedBySwitch, Server: "http://h:8888/", At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
-			`no notebook named "nb" is in use (session s1 closed its notebook 'nb' at 03:04:05 UTC by switching to the Jupyter server at http://h:8888/); call use_notebook first (no notebooks are in use)`},
+			`notebook "nb" is not connected: no notebook of that name is in use (session s1 closed its notebook 'nb' at 03:04:05 UTC by switching to the Jupyter server at http://h:8888/); call use_notebook first (no notebooks are in use)`},
 		{"execute_cell", noCurrent, "this session has no current notebook; call use_notebook first to open one (or to make one in use current) (in use: a, b)"},
 		{"execute_code", &engine.NoNotebookError{}, "execute_code needs a kernel: this session has no current notebook (no notebooks are in use). Call use_notebook first, or pass kernel_id (list_kernels shows the running kernels)"},
-		{"insert_cell", &engine.NoNotebookError{Name: "ghost", InUse: []string{"nb"}}, `no notebook named "ghost" is in use; call use_notebook first (in use: nb)`},
-		{"", &engine.NoNotebookError{Name: "ghost"}, `no notebook named "ghost" is in use; call use_notebook first (no notebooks are in use)`},
+		{"insert_cell", &engine.NoNotebookError{Name: "ghost", InUse: []string{"nb"}}, `notebook "ghost" is not connected: no notebook of that name is in use; call use_notebook first (in use: nb)`},
+		{"", &engine.NoNotebookError{Name: "ghost"}, `notebook "ghost" is not connected: no notebook of that name is in use; call use_notebook first (no notebooks are in use)`},
 
 		// Which cell.
 		{"read_cell", &engine.CellIndexError{Notebook: "nb", Index: 5, Count: 3}, `cell_index 5 is out of range: notebook "nb" has 3 cells (valid indices 0-2)`},
@@ -54,7 +54,6 @@ func TestAgentText(t *testing.T) {
 
 		// Edits.
 		{"edit_cell_source", &engine.EditError{Problem: engine.EditEmptyOld}, "old_string is empty: pass the exact text to replace (read_cell shows the source), or use overwrite_cell_source to replace the whole cell"},
-		{"edit_cell_source", &engine.EditError{Problem: engine.EditSame}, "old_string and new_string are the same: there is nothing to change"},
 		{"edit_cell_source", &engine.EditError{Problem: engine.EditNotFound, Index: 1, CellID: "c"}, `old_string was not found: cell 1 (id "c") is empty; use overwrite_cell_source to give it a source`},
 		{"edit_cell_source", &engine.EditError{Problem: engine.EditNotFound, Index: 1, CellID: "c", Source: "a = 1"}, `old_string was not found in cell 1 (id "c"). Matching is literal, including whitespace and line breaks; read_cell shows the exact source, which begins: "a = 1"`},
 		{"edit_cell_source", &engine.EditError{Problem: engine.EditAmbiguous, Index: 0, CellID: "c", Count: 2}, `old_string occurs 2 times in cell 0 (id "c"); pass replace_all=true to replace every occurrence, or include more of the surrounding text so that it matches exactly once`},
@@ -68,10 +67,9 @@ func TestAgentText(t *testing.T) {
 		{"use_notebook", &engine.NotebookPathError{Path: "a.txt"}, `notebook_path "a.txt" must end in .ipynb to create a notebook`},
 		{"use_notebook", &engine.ModeError{Mode: "open"}, `mode "open" is not valid: use "connect" to open an existing notebook or "create" to make a new one`},
 		{"use_notebook", &engine.NotebookExistsError{Path: "a.ipynb"}, `"a.ipynb" already exists; pass mode "connect" to open it, or choose another path to create a new notebook`},
-		{"use_notebook", &engine.NoFileError{Path: "a.ipynb"}, `there is no file "a.ipynb" on the Jupyter server; check the path with list_files, or pass mode "create" to create a new notebook there`},
+		{"use_notebook", &engine.NoFileError{Path: "a.ipynb"}, `"a.ipynb" not found on the Jupyter server; check the path with list_files, or pass mode "create" to create a new notebook there`},
 		{"list_files", &engine.NoFileError{Path: "data"}, `there is no file or directory "data" on the Jupyter server; list_files with an empty path lists the root`},
 		{"use_notebook", &engine.NameInUseError{Name: "nb", Path: "a.ipynb", Want: "b.ipynb"}, `the name "nb" is already in use for "a.ipynb"; call unuse_notebook "nb" first, or choose another name for "b.ipynb"`},
-		{"use_notebook", &engine.PathInUseError{Path: "a.ipynb", Notebook: "nb"}, `"a.ipynb" is already in use as notebook "nb"; pass notebook_name "nb" (or call use_notebook with that name to make it current)`},
 		{"use_notebook", &engine.KernelMismatchError{Notebook: "nb", Kernel: "k1", Want: "k2"}, `notebook "nb" is already in use on kernel k1; to move it to kernel k2, call unuse_notebook "nb" and then use_notebook with that kernel_id`},
 		{"use_notebook", &engine.ServerSwitchedError{Path: "a.ipynb"}, `the Jupyter server was switched while "a.ipynb" was being opened; call use_notebook again`},
 		{"overwrite_cell_source", &engine.NotebookReloadedError{Notebook: "nb"}, `notebook "nb" was changed on disk by someone else and has been reloaded; cell indices may have moved, so nothing was changed. Read it again (read_notebook) and retry, or address the cell by cell_id`},
@@ -84,8 +82,8 @@ func TestAgentText(t *testing.T) {
 		{"list_files", &engine.DepthError{Depth: 4, Max: 3}, "max_depth 4 is out of range: use 0 (only the entries of path) to 3"},
 
 		// Kernels.
-		{"execute_code", &engine.UnknownKernelError{KernelID: "k9"}, `there is no kernel with id "k9" on the Jupyter server; list_kernels shows the running kernels`},
-		{"use_notebook", &engine.UnknownKernelError{KernelID: "k9"}, `there is no kernel with id "k9" on the Jupyter server; list_kernels shows the running kernels, or leave kernel_id unset to start a new kernel`},
+		{"execute_code", &engine.UnknownKernelError{KernelID: "k9"}, `kernel "k9" not found on the Jupyter server; list_kernels shows the running kernels`},
+		{"use_notebook", &engine.UnknownKernelError{KernelID: "k9"}, `kernel "k9" not found on the Jupyter server; list_kernels shows the running kernels, or leave kernel_id unset to start a new kernel`},
 		{"execute_cell", &engine.KernelLostError{KernelID: "k1", Notebook: "nb", What: event.KernelDied, During: true, Index: 0, CellID: "c"}, `the kernel died while running cell 0 (id "c") of notebook "nb" (its state is lost). Call restart_notebook to start a fresh kernel; outputs printed before it died are in the cell`},
 		{"execute_code", &engine.KernelLostError{KernelID: "k1", What: event.KernelDied, During: true}, "kernel k1 died while running the code (its state is lost). Restart it with restart_notebook on the notebook that uses it"},
 
@@ -144,12 +142,13 @@ func TestAgentTextFallback(t *testing.T) {
 }
 
 // TestErrorResultWords: the tool-error path uses the wording of the tool
-// being called.
+// being called, after the reference's "Error executing tool NAME: ", by
+// which its clients tell a failed call.
 func TestErrorResultWords(t *testing.T) {
 	t.Parallel()
 	err := &engine.NoCellError{Role: engine.RoleTarget}
 	res := errorResult("move_cell", err)
-	if !res.IsError || contentText(res.Content) != "say where to move the cell: pass target_index or target_cell_id" {
+	if !res.IsError || contentText(res.Content) != "Error executing tool move_cell: say where to move the cell: pass target_index or target_cell_id" {
 		t.Errorf("errorResult = %v %q", res.IsError, contentText(res.Content))
 	}
 }

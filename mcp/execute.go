@@ -176,6 +176,39 @@ func progressMessage(p engine.ExecProgress) string {
 	return msg
 }
 
+// timeoutNote says that the call stopped waiting and the run goes on, or
+// that it was interrupted (execution.interrupt-on-timeout). It starts as the
+// reference's markers do ("[TIMEOUT ERROR: Execution exceeded N seconds"),
+// which its clients look for; an interrupted run gets the reference's
+// marker itself.
+func timeoutNote(res engine.ExecResult) string {
+	wait := res.Timeout
+	if wait == 0 {
+		wait = res.Elapsed
+	}
+	secs := int(wait.Round(time.Second) / time.Second)
+	what := "Execution"
+	if res.Notebook == "" {
+		what = "IPython execution"
+	}
+	switch {
+	case res.Interrupted && !res.StillRunning:
+		return fmt.Sprintf("[TIMEOUT ERROR: %s exceeded %d seconds and was interrupted]", what, secs)
+	case res.Interrupted:
+		return fmt.Sprintf("[TIMEOUT ERROR: %s exceeded %d seconds; the kernel was interrupted but the run has not stopped yet. Interrupt it again from the workbench, or restart_notebook to stop it.]", what, secs)
+	}
+	where := "on the kernel"
+	if res.SandboxName != "" {
+		where = fmt.Sprintf("on sandbox '%s'", res.SandboxName)
+	}
+	if res.Notebook != "" {
+		return fmt.Sprintf("[TIMEOUT ERROR: Execution exceeded %d seconds and is still running %s. Its outputs keep being saved into the notebook; call read_cell with cell_id '%s' later to see the rest.]",
+			secs, where, res.Cell.ID)
+	}
+	return fmt.Sprintf("[TIMEOUT ERROR: IPython execution exceeded %d seconds and is still running %s. execute_code does not save outputs anywhere, so what it prints from now on will not be shown; interrupt it from the workbench, or wait before running more code there.]",
+		secs, where)
+}
+
 // execAnswer shapes an execution's result: its outputs in order, then the
 // notes an agent must not miss (still running, kernel restarted, aborted).
 func (s *Server) execAnswer(res engine.ExecResult) *answer {
@@ -184,18 +217,12 @@ func (s *Server) execAnswer(res engine.ExecResult) *answer {
 	if res.KernelRestarted {
 		notes = append(notes, "[KERNEL RESTARTED: the kernel died and was replaced by a new one; all state (variables, imports, loaded data) was lost. Re-run the cells this code depends on.]")
 	}
-	if res.StillRunning {
-		if res.Notebook != "" {
-			notes = append(notes, fmt.Sprintf("[TIMEOUT: the execution is still running on the kernel after %s. Its outputs keep being saved into the notebook; call read_cell with cell_id '%s' later to see the rest.]",
-				res.Elapsed.Round(time.Second), res.Cell.ID))
-		} else {
-			notes = append(notes, fmt.Sprintf("[TIMEOUT: the execution is still running on the kernel after %s. execute_code does not save outputs anywhere, so what it prints from now on will not be shown; interrupt it from the workbench or wait before running more code on this kernel.]",
-				res.Elapsed.Round(time.Second)))
-		}
+	if res.StillRunning || res.Interrupted {
+		notes = append(notes, timeoutNote(res))
 	} else if res.Status == "aborted" {
 		notes = append(notes, "[ABORTED: the kernel did not run this code (an earlier execution failed or it was interrupted).]")
 	}
-	a := outputs(res.Outputs, loc, s.render(), "", notes...)
+	a := outputs(res.Outputs, loc, s.render(), nil, notes...)
 	if res.Cell.ID != "" {
 		a.withCell(res.Cell.ID)
 	}

@@ -9,6 +9,11 @@ import (
 
 // Notebook tools: use, unuse, list, read, restart.
 
+// CreatedNotebookHeading is the one markdown cell of a notebook use_notebook
+// creates, in the reference's words (engine.Config.CreatedHeading): its
+// clients count on a new notebook having a cell 0, and insert at 1.
+const CreatedNotebookHeading = "New Notebook Created by Jupyter MCP Server"
+
 type useNotebookIn struct {
 	NotebookName string  `json:"notebook_name" jsonschema:"Unique identifier for the notebook"`
 	NotebookPath string  `json:"notebook_path" jsonschema:"Path to the notebook file, relative to the Jupyter server root (e.g. 'notebook.ipynb')"`
@@ -24,11 +29,28 @@ func patchUseNotebook(p patcher) {
 }
 
 func (s *Server) useNotebook(ctx context.Context, c *call, in useNotebookIn) (*answer, error) {
+	// What was current, and whether this name was in use already, for the
+	// reference's "Reactivating" line.
+	var previous string
+	if cur, err := s.e.Notebook(c.session, ""); err == nil {
+		previous = cur.Name
+	}
+	_, err := s.e.Notebook(c.session, in.NotebookName)
+	reused := err == nil
 	nb, err := s.e.UseNotebook(ctx, engine.UseRequest{Session: c.session, Name: in.NotebookName, Path: in.NotebookPath, Mode: in.Mode, KernelID: deref(in.KernelID)})
 	if err != nil {
 		return nil, err
 	}
-	return message(textUseNotebook(nb, in.Mode)).withNotebook(nb.Name), nil
+	var also []string
+	for _, o := range s.e.ListNotebooks(c.session) {
+		if o.Path == nb.Path && o.Name != nb.Name {
+			also = append(also, o.Name)
+		}
+	}
+	if !reused || previous == nb.Name {
+		previous = ""
+	}
+	return message(textUseNotebook(nb, in.Mode, previous, also)).withNotebook(nb.Name), nil
 }
 
 type notebookNameIn struct {
@@ -79,6 +101,11 @@ func (s *Server) restartNotebook(ctx context.Context, c *call, in restartIn) (*a
 	nb, err := s.e.RestartNotebook(ctx, c.session, in.NotebookName)
 	if err != nil {
 		return nil, err
+	}
+	if nb.Replaced != "" {
+		// The reference's words for it, with both ids.
+		return message(fmt.Sprintf("Notebook '%s' kernel was no longer available and has been reprovisioned (new kernel '%s'; the old one, %s, no longer exists on the Jupyter server). Memory state and imported packages have been cleared; re-run the cells you need.",
+			nb.Name, nb.KernelID, nb.Replaced)).withNotebook(nb.Name), nil
 	}
 	return message(fmt.Sprintf("Notebook '%s' kernel restarted successfully. Memory state and imported packages have been cleared; re-run the cells you need.", nb.Name)).withNotebook(nb.Name), nil
 }

@@ -68,6 +68,7 @@ func typed[In any](s *Server, d *toolDef, h handlerFor[In]) sdk.ToolHandlerFor[I
 		}
 		res := s.toResult(d, c, a)
 		s.withNotices(c, res, nil)
+		s.withInheritedNote(d, c, res)
 		return res, nil, nil
 	}
 }
@@ -115,9 +116,10 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			Tool:        ctr.Params.Name,
 			Args:        args,
 			Destructive: d != nil && d.destructive,
-			Ask:         s.askClient(ctr.Session, d, c.session, ctr.Params.Name, ctr.Params.Arguments),
 			ResendOf:    resendOf(c.session, ctr),
 		}
+		// Whether its client's user may be asked to approve it (trust.go).
+		start.Ask, start.Unasked = s.asker(ctr.Session, d, c.session, ctr.Params.Name, ctr.Params.Arguments)
 		// Whether it runs code; when someone watches, what it would do
 		// and how its arguments may be edited (held_calls.go).
 		s.approvalStart(&start, d, sent, args)
@@ -203,7 +205,11 @@ func (s *Server) safely(next sdk.MethodHandler, ctx context.Context, method stri
 			s.log.Error("panic in a request handler (server bug)", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			msg := fmt.Sprintf("internal error in this MCP server while handling %s (a bug; it has been logged): %v", method, r)
 			if method == "tools/call" {
-				res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "Server error (Jupyter or this MCP server failed, not your arguments): " + msg}}}, nil
+				text := "Server error (Jupyter or this MCP server failed, not your arguments): " + msg
+				if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && p != nil {
+					text = toolErrorText(p.Name, text)
+				}
+				res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 				return
 			}
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
@@ -231,15 +237,21 @@ func rewriteArgumentError(d *toolDef, res *sdk.CallToolResult) {
 		// less than -1.000000"); an agent reads integers.
 		detail = rationalNumber.ReplaceAllString(detail, "$1")
 		detail = floatNumber.ReplaceAllString(detail, "$1")
-		tc.Text = "Invalid arguments for " + d.name + ": " + detail + ". Expected " + usage(d.input) + "."
+		// A number below a minimum (a negative index) or above a maximum
+		// is out of range, as the reference says it.
+		detail = belowMinimum.ReplaceAllString(detail, "$1 $2 is out of range: the least it takes is $3")
+		detail = aboveMaximum.ReplaceAllString(detail, "$1 $2 is out of range: the most it takes is $3")
+		tc.Text = toolErrorText(d.name, "invalid arguments: "+detail+". Expected "+usage(d.input)+".")
 	case strings.HasPrefix(tc.Text, "json: cannot unmarshal"), strings.HasPrefix(tc.Text, "unmarshaling arguments"):
-		tc.Text = "Invalid arguments for " + d.name + ": " + tc.Text + ". Expected " + usage(d.input) + "."
+		tc.Text = toolErrorText(d.name, "invalid arguments: "+tc.Text+". Expected "+usage(d.input)+".")
 	}
 }
 
 var (
 	rationalNumber = regexp.MustCompile(`(-?\d+)/1\b`)
 	floatNumber    = regexp.MustCompile(`(-?\d+)\.0+\b`)
+	belowMinimum   = regexp.MustCompile(`validating /properties/(\w+): minimum: (-?\d+) is less than (-?\d+)`)
+	aboveMaximum   = regexp.MustCompile(`validating /properties/(\w+): maximum: (-?\d+) is greater than (-?\d+)`)
 )
 
 // contentText joins the text content of a result (images are counted, not

@@ -53,15 +53,15 @@ func (s *Server) jupyterCite(ctx context.Context, req *sdk.GetPromptRequest) (*s
 	}, nil
 }
 
-// citeText is the reference's prompt text. Its cell headers carry no id, as
-// in the reference: the cited cells are for the model to read, not address.
+// citeText is the reference's prompt text. Its cell headers are read_cell's
+// (the reference's header, then the cell id), so that a cited cell can be
+// found again by id.
 func citeText(name string, cells []engine.CellInfo, indices []int, prompt string) string {
 	lines := []string{fmt.Sprintf("USER Cite cells %s from notebook %s, here are the cells:", pyList(indices), name)}
 	for _, i := range indices {
 		c := cells[i]
-		lines = append(lines,
-			fmt.Sprintf("=====Cell %d | type: %s | execution count: %s=====", i, c.Type, execCount(c.ExecutionCount)),
-			strings.TrimRight(c.Source, "\n"))
+		c.Index = i
+		lines = append(lines, cellHeader(c), strings.TrimRight(c.Source, "\n"))
 	}
 	lines = append(lines, "=====End of Cited Cells=====", "USER's Instruction are follow: "+prompt)
 	return strings.Join(lines, "\n")

@@ -78,13 +78,14 @@ func TestCiteText(t *testing.T) {
 	t.Parallel()
 	one := 1
 	cells := []engine.CellInfo{
-		{Index: 0, Type: "markdown", Source: "# Title"},
-		{Index: 1, Type: "code", Source: "x = 1\n", ExecutionCount: &one},
+		{Index: 0, ID: "a1", Type: "markdown", Source: "# Title"},
+		{Index: 1, ID: "b2", Type: "code", Source: "x = 1\n", ExecutionCount: &one},
 	}
 	got := citeText("nb", cells, []int{0, 1}, "explain")
+	// The reference's header, then the id: what read_cell shows.
 	want := "USER Cite cells [0, 1] from notebook nb, here are the cells:\n" +
-		"=====Cell 0 | type: markdown | execution count: N/A=====\n# Title\n" +
-		"=====Cell 1 | type: code | execution count: 1=====\nx = 1\n" +
+		"=====Cell 0 | type: markdown | execution count: N/A | id: a1=====\n# Title\n" +
+		"=====Cell 1 | type: code | execution count: 1 | id: b2=====\nx = 1\n" +
 		"=====End of Cited Cells=====\nUSER's Instruction are follow: explain"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

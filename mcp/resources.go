@@ -285,7 +285,8 @@ func cellResource(name string, c engine.CellInfo) map[string]any {
 		"source":    c.Source,
 	}
 	if len(c.Metadata) > 0 {
-		m["metadata"] = c.Metadata
+		// NaN and the infinities a notebook may hold are no JSON.
+		m["metadata"] = notebook.StrictJSON(c.Metadata)
 	} else {
 		m["metadata"] = map[string]any{}
 	}

@@ -186,17 +186,19 @@ type renderOpts struct {
 // outputs is the execution answer: the outputs in order as the output model
 // renders them (engine/output: the same text the workbench shows, escapes
 // stripped), text as strings and images as image objects, both in structuredContent and in content (images
-// as ImageContent). head is text put before the outputs (read_cell's cell
-// header and source): it leads content and result, so that result holds the
-// whole answer as the text does, while outputs and count hold the cell's
-// outputs only. Notes are appended to both lists, the way the reference
-// appends its "[TIMEOUT ...]" markers, so a client reading only result still
-// learns that an execution is still running.
-func outputs(outs []notebook.Output, loc outputLoc, o renderOpts, head string, notes ...string) *answer {
+// as ImageContent). head are text entries put before the outputs, one
+// entry each (read_cell's cell header and source): they lead content and
+// result, so that result holds the whole answer as the text does, while
+// outputs and count hold the cell's outputs only. Notes (a timeout, a
+// restarted kernel) follow the outputs in content and result, where the
+// reference puts its "[TIMEOUT ERROR ...]" markers, so a client reading only
+// result still learns that an execution is still running; they are not
+// outputs, so outputs and count leave them out.
+func outputs(outs []notebook.Output, loc outputLoc, o renderOpts, head []string, notes ...string) *answer {
 	list := make([]any, 0, len(outs)+len(notes))
-	var content []sdk.Content
-	if head != "" {
-		content = append(content, &sdk.TextContent{Text: head})
+	content := make([]sdk.Content, 0, len(head)+len(outs)+len(notes))
+	for _, h := range head {
+		content = append(content, &sdk.TextContent{Text: h})
 	}
 	images := 0
 	for i := range outs {
@@ -215,17 +217,23 @@ func outputs(outs []notebook.Output, loc outputLoc, o renderOpts, head string, n
 		content = append(content, &sdk.TextContent{Text: text})
 	}
 	for _, n := range notes {
-		list = append(list, n)
 		content = append(content, &sdk.TextContent{Text: n})
 	}
-	if len(list) == 0 && head == "" {
+	if len(list) == 0 && len(head) == 0 && len(notes) == 0 {
 		// Text is never dropped: an execution with nothing to show still
 		// says so, or a client that reads only content sees nothing at all.
 		content = append(content, &sdk.TextContent{Text: "[No output generated]"})
 	}
 	result := list
-	if head != "" {
-		result = append([]any{head}, list...)
+	if len(head) > 0 || len(notes) > 0 {
+		result = make([]any, 0, len(head)+len(list)+len(notes))
+		for _, h := range head {
+			result = append(result, h)
+		}
+		result = append(result, list...)
+		for _, n := range notes {
+			result = append(result, n)
+		}
 	}
 	return &answer{
 		content: content,
@@ -257,5 +265,16 @@ func errorResult(tool string, err error) *sdk.CallToolResult {
 	} else {
 		text = "Server error (Jupyter or this MCP server failed, not your arguments): " + redact(err.Error())
 	}
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: toolErrorText(tool, text)}}}
+}
+
+// toolErrorPrefix leads the text of every failed call, as the reference's
+// server (FastMCP) words them: its clients, its own tests among them, tell a
+// failed call by this text rather than by isError.
+const toolErrorPrefix = "Error executing tool "
+
+// toolErrorText is a failed call's text: the reference's prefix naming the
+// tool, then what happened and what to do.
+func toolErrorText(tool, text string) string {
+	return toolErrorPrefix + tool + ": " + text
 }

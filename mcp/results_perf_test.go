@@ -99,7 +99,7 @@ func BenchmarkToResultReadCell(b *testing.B) {
 	outs := []notebook.Output{{OutputType: notebook.Stream, Name: "stdout", Text: strings.Repeat("line of output\n", 20)}}
 	b.ReportAllocs()
 	for b.Loop() {
-		a := outputs(outs, outputLoc{notebook: "reader", cellID: "c1"}, renderOpts{images: true, maxBytes: output.DefaultLimit}, "Cell 5 (code)\n"+src)
+		a := outputs(outs, outputLoc{notebook: "reader", cellID: "c1"}, renderOpts{images: true, maxBytes: output.DefaultLimit}, []string{"Cell 5 (code)", src})
 		n := 5
 		a.structured["cell"] = map[string]any{"index": 5, "id": "c1", "type": notebook.Code, "source": src, "execution_count": &n}
 		c := &call{}

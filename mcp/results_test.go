@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,7 +56,7 @@ func TestStreamAndErrorOutputsAreStrippedOfANSI(t *testing.T) {
 		{OutputType: notebook.Error, EName: "ValueError", EValue: "bad", Traceback: []string{"\x1b[0;31mValueError\x1b[0m", "Traceback line \x1b[1;32m2\x1b[0m"}},
 		{OutputType: notebook.Error, EName: "KeyError", EValue: "'x'"},
 	}
-	a := outputs(outs, outputLoc{}, renderOpts{images: true, maxBytes: 1000}, "")
+	a := outputs(outs, outputLoc{}, renderOpts{images: true, maxBytes: 1000}, nil)
 	got := a.structured["outputs"].([]any)
 	want := []any{"red text\n", "ValueError\nTraceback line 2", "KeyError: 'x'"}
 	if len(got) != len(want) {
@@ -83,7 +84,7 @@ func TestImagesAreObjectsAndImageContent(t *testing.T) {
 		{OutputType: notebook.Stream, Name: "stdout", Text: "before"},
 		{OutputType: notebook.DisplayData, Data: map[string]json.RawMessage{"image/png": data, "text/plain": json.RawMessage(`"<Figure size 640x480 with 1 Axes>"`)}},
 	}
-	a := outputs(outs, outputLoc{notebook: "nb", cellID: "c1"}, renderOpts{images: true, maxBytes: 100}, "")
+	a := outputs(outs, outputLoc{notebook: "nb", cellID: "c1"}, renderOpts{images: true, maxBytes: 100}, nil)
 	list := a.structured["result"].([]any)
 	img, ok := list[1].(map[string]any)
 	if !ok || img["type"] != "image" || img["mimeType"] != "image/png" || img["data"] != b64 {
@@ -97,7 +98,7 @@ func TestImagesAreObjectsAndImageContent(t *testing.T) {
 		t.Errorf("content[1] = %#v", a.content[1])
 	}
 
-	off := outputs(outs, outputLoc{}, renderOpts{images: false, maxBytes: 100}, "")
+	off := outputs(outs, outputLoc{}, renderOpts{images: false, maxBytes: 100}, nil)
 	if s, _ := off.structured["result"].([]any)[1].(string); !strings.Contains(s, "Image display disabled") {
 		t.Errorf("with images off, got %#v", off.structured["result"])
 	}
@@ -131,7 +132,7 @@ func TestShapesValidateAgainstTheirSchemas(t *testing.T) {
 	cases := map[string]*answer{
 		"delete_cell":    message("Cell 1 (code) deleted successfully.").withCell("abc"),
 		"list_kernels":   rows("", table{columns: []string{"ID"}, rows: [][]string{{"k"}}}, ""),
-		"execute_code":   outputs([]notebook.Output{{OutputType: notebook.Stream, Text: "hi"}}, outputLoc{}, renderOpts{images: true, maxBytes: output.DefaultLimit}, ""),
+		"execute_code":   outputs([]notebook.Output{{OutputType: notebook.Stream, Text: "hi"}}, outputLoc{}, renderOpts{images: true, maxBytes: output.DefaultLimit}, nil),
 		"launch_sandbox": object(map[string]any{"message": "ok", "sandbox": engine.SandboxInfo{Name: "s", ID: "s-1"}}),
 		"list_sandboxes": records([]engine.SandboxInfo{{Name: "a"}, {Name: "b"}}),
 	}
@@ -201,7 +202,7 @@ func TestMetaCacheHintsOnlyOnListings(t *testing.T) {
 func TestErrorResults(t *testing.T) {
 	t.Parallel()
 	res := errorResult("read_cell", engine.Userf("Cell index 9 is out of range. Notebook has 3 cells."))
-	if !res.IsError || res.Content[0].(*sdk.TextContent).Text != "Cell index 9 is out of range. Notebook has 3 cells." {
+	if !res.IsError || res.Content[0].(*sdk.TextContent).Text != "Error executing tool read_cell: Cell index 9 is out of range. Notebook has 3 cells." {
 		t.Errorf("user error result = %#v", res.Content[0])
 	}
 	res = errorResult("read_cell", io.ErrUnexpectedEOF)
@@ -226,15 +227,23 @@ func TestExecutionNotes(t *testing.T) {
 		list := a.structured["result"].([]any)
 		return list[len(list)-1].(string)
 	}
-	running := s.execAnswer(engine.ExecResult{Notebook: "nb", Cell: engine.CellInfo{ID: "c9"}, Outputs: out, StillRunning: true})
-	if n := last(running); !strings.Contains(n, "still running on the kernel") || !strings.Contains(n, "read_cell with cell_id 'c9'") {
+	running := s.execAnswer(engine.ExecResult{Notebook: "nb", Cell: engine.CellInfo{ID: "c9"}, Outputs: out, StillRunning: true, Timeout: time.Second, Elapsed: 1100 * time.Millisecond})
+	if n := last(running); !strings.HasPrefix(n, "[TIMEOUT ERROR: Execution exceeded 1 seconds and is still running on the kernel.") || !strings.Contains(n, "read_cell with cell_id 'c9'") {
 		t.Errorf("timeout note = %q", n)
+	}
+	// The note follows the outputs in result and content, but it is not an
+	// output: outputs and count hold the cell's one output.
+	if o, _ := running.structured["outputs"].([]any); len(o) != 1 || o[0] != "partial\n" || running.structured["count"] != 1 {
+		t.Errorf("timeout answer counts its note as an output: outputs %v count %v", running.structured["outputs"], running.structured["count"])
+	}
+	if r, _ := running.structured["result"].([]any); len(r) != 2 || len(running.content) != 2 {
+		t.Errorf("timeout answer: result %v, %d content entries", running.structured["result"], len(running.content))
 	}
 	if running.cellID != "c9" || running.notebook != "nb" {
 		t.Errorf("timeout answer lost the cell: %+v", running)
 	}
-	code := s.execAnswer(engine.ExecResult{Outputs: out, StillRunning: true})
-	if n := last(code); !strings.Contains(n, "still running") || strings.Contains(n, "read_cell") {
+	code := s.execAnswer(engine.ExecResult{Outputs: out, StillRunning: true, Timeout: 2 * time.Second})
+	if n := last(code); !strings.HasPrefix(n, "[TIMEOUT ERROR: IPython execution exceeded 2 seconds and is still running") || strings.Contains(n, "read_cell") {
 		t.Errorf("execute_code timeout note = %q", n)
 	}
 	restarted := s.execAnswer(engine.ExecResult{Notebook: "nb", Cell: engine.CellInfo{ID: "c1"}, KernelRestarted: true})

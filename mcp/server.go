@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +49,12 @@ type Options struct {
 	// check knows loopback names only: it would refuse a client on this
 	// machine that reaches 127.0.0.1 under the machine's host name.
 	HostsCheckedInFront bool
+	// TrustClientApproval says the operator takes every HTTP client's
+	// user for the person supervising this server: their answer to the
+	// approval question of their own call counts. Without it only the
+	// stdio host's does (it spawned us); an HTTP client may be code that
+	// found the bearer token (trust.go).
+	TrustClientApproval bool
 }
 
 // Server is the MCP server over one engine. One Server serves any number of
@@ -66,6 +73,11 @@ type Server struct {
 	sessions map[*sdk.ServerSession]string
 	named    map[*sdk.ServerSession]string // ids given before a session initializes (workbench.go)
 	anon     int                           // sessions without a transport id (stdio, in-memory)
+
+	host *sdk.ServerSession // the stdio session: the host that spawned us (trust.go)
+	// chose are the sessions that picked a current notebook themselves
+	// (use_notebook); the others act on one they inherited (inherited.go).
+	chose map[string]bool
 
 	notebooks notebookList // the notebooks in use as resources (resources.go)
 	subs      resourceSubs // resource subscriptions (subscriptions.go)
@@ -94,13 +106,15 @@ func New(e *engine.Engine, opts Options) *Server {
 		resolved: map[string]*jsonschema.Resolved{},
 		sessions: map[*sdk.ServerSession]string{},
 		named:    map[*sdk.ServerSession]string{},
+		chose:    map[string]bool{},
 	}
 	s.srv = sdk.NewServer(&sdk.Implementation{
 		Name:    "Jupyter MCP Server",
 		Title:   "Jupyter MCP Server",
 		Version: opts.Version,
+		Icons:   svgIcon(iconJupyter),
 	}, &sdk.ServerOptions{
-		Instructions: instructions,
+		Instructions: instructionsFor(e),
 		Logger:       log,
 		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
 			s.sessionID(req.Session)
@@ -108,6 +122,7 @@ func New(e *engine.Engine, opts Options) *Server {
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   s.subscribeResource,
 		UnsubscribeHandler: s.unsubscribeResource,
+		SetCacheable:       setCacheable,
 	})
 	for _, d := range allTools() {
 		r, err := d.output.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
@@ -196,12 +211,29 @@ func (s *Server) sessionID(ss *sdk.ServerSession) string {
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.sessions, ss)
+		delete(s.chose, id)
 		s.mu.Unlock()
 		s.unwatchNotebooks()
 		s.dropSubscriptions(ss, "")
 		s.e.SessionClosed(id)
 	}()
 	return id
+}
+
+// setCacheable settles the cache fields the SDK puts at the top level of
+// results (ttlMs, cacheScope), which it would send as "public" with ttlMs 0
+// for everything. A notebook's contents, its cells and outputs, the list of
+// notebooks in use and capabilities:// are one user's and change at any
+// moment: private, stale at once. What is the same for every client of
+// this server (the tool, prompt and template lists, server/discover) stays
+// public; a list_changed notification says when it moves, so it too is
+// given no time to live. The tool results' own hints (_meta, the three
+// listings) are toResult's.
+func setCacheable(_ context.Context, req sdk.Request, c *sdk.Cacheable) {
+	switch req.(type) {
+	case *sdk.ReadResourceRequest, *sdk.ListResourcesRequest:
+		c.CacheScope, c.TTLMs = "private", 0
+	}
 }
 
 // render returns the output rendering options. The bound on an output's
@@ -230,6 +262,27 @@ func (s *Server) SchemaProblems() []string {
 	defer s.problemsMu.Unlock()
 	return append([]string(nil), s.schemaProblems...)
 }
+
+// instructionsFor are the instructions, saying what a timeout does on this
+// server (execution.interrupt-on-timeout).
+func instructionsFor(e *engine.Engine) string {
+	if e == nil {
+		return instructions
+	}
+	for _, c := range e.Capabilities() {
+		if c.Name == engine.CapInterruptOnTimeout && c.Enabled {
+			return strings.Replace(instructions, timeoutInstruction, interruptInstruction, 1)
+		}
+	}
+	return instructions
+}
+
+// The instruction about timeouts, and the one that replaces it when this
+// server interrupts a run at its timeout.
+const (
+	timeoutInstruction   = "- Executions time out (timeout argument, 0 = server default) but keep running on the kernel: the result says so, and read_cell later shows the outputs that arrived since."
+	interruptInstruction = "- Executions time out (timeout argument, 0 = server default): the kernel is then interrupted and the result holds what the run produced."
+)
 
 // instructions are sent in initialize, so an agent reads them before picking
 // a tool. They say what the tools operate on and what is unusual about them.

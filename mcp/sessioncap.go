@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,8 +33,11 @@ const goneRemembered = 4096
 const sessionIDHeader = "Mcp-Session-Id"
 
 // sessionCap sits in front of the SDK's streamable handler. It keeps the
-// live sessions in least-recently-used order, closes the oldest when
-// opening one more would pass the cap, and answers a request for a session
+// live sessions in least-recently-used order and, when opening one more
+// would pass the cap, closes the least recently used session of the client
+// that holds the most (clients named by their clientInfo): each client gets
+// a share of the cap, so one opening session after session evicts its own
+// rather than every other client's. It answers a request for a session
 // it closed (or that expired idle) with a 404 whose JSON-RPC error says
 // what happened and what to do. The SDK answers an unknown session with a
 // bare "session not found"; the 404 itself is what the protocol asks
@@ -43,9 +48,10 @@ type sessionCap struct {
 	max     int
 	timeout time.Duration
 
-	mu   sync.Mutex
-	lru  *list.List               // of string session ids, most recent first
-	live map[string]*list.Element // by session id
+	mu     sync.Mutex
+	lru    *list.List               // of string session ids, most recent first
+	live   map[string]*list.Element // by session id
+	client map[string]string        // the client of each live session
 	// deleted are sessions their client ended (DELETE) while live: their
 	// closing is no expiry.
 	deleted map[string]bool
@@ -59,13 +65,24 @@ func newSessionCap(next http.Handler, srv *sdk.Server, max int, timeout time.Dur
 	}
 	return &sessionCap{
 		next: next, srv: srv, max: max, timeout: timeout,
-		lru: list.New(), live: map[string]*list.Element{},
+		lru: list.New(), live: map[string]*list.Element{}, client: map[string]string{},
 		deleted: map[string]bool{}, gone: map[string]string{},
 	}
 }
 
 func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if v := r.Header.Get(protocolVersionHeader); v != "" && v < eraStateless && !slices.Contains(servedVersions, v) {
+		// The SDK would list every version it knows, 2026-07-28 among
+		// them, which this (session) endpoint does not serve.
+		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version %q (supported versions: %s)", v, strings.Join(servedVersions, ",")), http.StatusBadRequest)
+		return
+	}
 	id := r.Header.Get(sessionIDHeader)
+	if id == "" && r.Method == http.MethodPost && r.Header.Get(protocolVersionHeader) < eraStateless {
+		if !c.sessionless(w, r) {
+			return
+		}
+	}
 	if id == "" {
 		rec := &sessionHeaderWriter{ResponseWriter: w}
 		c.next.ServeHTTP(rec, r)
@@ -79,6 +96,46 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.next.ServeHTTP(w, r)
+}
+
+// sessionless lets a POST without a session through when it opens one (an
+// initialize), and otherwise answers as the protocol asks: 400, with a
+// JSON-RPC error saying to initialize first. The SDK would open a session
+// for it and answer HTTP 200 with a JSON-RPC error of code 0. A body that is
+// not one JSON-RPC message goes on, for the SDK to refuse as it does.
+func (c *sessionCap) sessionless(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil {
+		return true
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+	if err != nil {
+		return true
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(body), &msg) != nil || msg.Method == nil || *msg.Method == "initialize" {
+		return true
+	}
+	id := msg.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	writeJSONRPCError(w, http.StatusBadRequest, id, codeInvalidRequest,
+		"Bad Request: Mcp-Session-Id header is required: send initialize without Mcp-Session-Id to open a session, then send the Mcp-Session-Id it answers with on every request")
+	return false
+}
+
+// errReader replays the error a body's read ended with, after its bytes.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
 }
 
 // touch marks a live session used (or ended, for a DELETE). For a session
@@ -106,15 +163,26 @@ func (c *sessionCap) opened(id string) {
 	if ss == nil || ss.InitializeParams() == nil {
 		return // initialization failed, and the SDK closes it
 	}
+	client := ""
+	if ci := ss.InitializeParams().ClientInfo; ci != nil {
+		client = strings.TrimSpace(ci.Name + " " + ci.Version)
+	}
 	var evict []string
 	c.mu.Lock()
 	if _, ok := c.live[id]; !ok {
 		c.live[id] = c.lru.PushFront(id)
+		c.client[id] = client
 	}
 	for c.lru.Len() > c.max {
-		old := c.lru.Remove(c.lru.Back()).(string)
+		old, held := c.evictableLocked(id)
+		c.lru.Remove(c.live[old])
 		delete(c.live, old)
-		c.rememberLocked(old, fmt.Sprintf("session expired: this server closed it because more than %d sessions were live (--max-sessions) and it was the least recently used. Initialize a new session (send initialize without Mcp-Session-Id) and use_notebook again if needed.", c.max))
+		who := c.client[old]
+		delete(c.client, old)
+		if who == "" {
+			who = "a client that gave no name"
+		}
+		c.rememberLocked(old, fmt.Sprintf("session expired: this server closed it because more than %d sessions were live (--max-sessions); its client (%s) held the most of them (%d), and this was its least recently used. Initialize a new session (send initialize without Mcp-Session-Id) and use_notebook again if needed.", c.max, who, held))
 		evict = append(evict, old)
 	}
 	c.mu.Unlock()
@@ -129,6 +197,28 @@ func (c *sessionCap) opened(id string) {
 	}
 }
 
+// evictableLocked picks the session to close past the cap: the least
+// recently used of the client holding the most live sessions, never the
+// one just opened (keep); held is how many that client holds.
+func (c *sessionCap) evictableLocked(keep string) (id string, held int) {
+	counts := map[string]int{}
+	for _, who := range c.client {
+		counts[who]++
+	}
+	most := 0
+	for el := c.lru.Back(); el != nil; el = el.Prev() {
+		if s := el.Value.(string); s != keep {
+			most = max(most, counts[c.client[s]])
+		}
+	}
+	for el := c.lru.Back(); el != nil; el = el.Prev() {
+		if s := el.Value.(string); s != keep && counts[c.client[s]] == most {
+			return s, most
+		}
+	}
+	return c.lru.Back().Value.(string), most
+}
+
 // closed forgets a session that ended. One that ended neither by its
 // client's DELETE nor by eviction expired idle (--session-timeout).
 func (c *sessionCap) closed(id string) {
@@ -141,6 +231,7 @@ func (c *sessionCap) closed(id string) {
 	}
 	c.lru.Remove(el)
 	delete(c.live, id)
+	delete(c.client, id)
 	if c.deleted[id] {
 		delete(c.deleted, id)
 		return
@@ -196,6 +287,12 @@ func writeSessionGone(w http.ResponseWriter, r *http.Request, why string) {
 			id = req.ID
 		}
 	}
+	writeJSONRPCError(w, http.StatusNotFound, id, codeSessionGone, why)
+}
+
+// writeJSONRPCError answers a request with an HTTP status and a JSON-RPC
+// error carrying the request's id.
+func writeJSONRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
 	resp, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -203,15 +300,38 @@ func writeSessionGone(w http.ResponseWriter, r *http.Request, why string) {
 	}{"2.0", id, struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
-	}{codeSessionGone, why}})
+	}{code, message}})
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusNotFound)
+	w.WriteHeader(status)
 	w.Write(resp)
 }
 
-// codeSessionGone is the JSON-RPC error code of a request for a closed
-// session (implementation-defined server error range).
-const codeSessionGone = -32001
+// JSON-RPC error codes: a request for a closed session (implementation-
+// defined server error range), and JSON-RPC's own invalid request.
+const (
+	codeSessionGone    = -32001
+	codeInvalidRequest = -32600
+)
+
+// protocolVersionHeader is the streamable HTTP transport's version header.
+const protocolVersionHeader = "Mcp-Protocol-Version"
+
+// eraStateless is the first protocol version of the stateless era, which
+// this session endpoint does not serve (the SDK answers its requests with
+// errors of its own).
+const eraStateless = "2026-07-28"
+
+// servedVersions are the protocol versions this endpoint serves: the
+// SDK's, without the stateless era.
+var servedVersions = func() []string {
+	var vs []string
+	for _, v := range sdk.SupportedProtocolVersions() {
+		if v < eraStateless {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}()
 
 // sessionHeaderWriter notes the status of a response, to see whether the
 // session an initialize opened is really there.

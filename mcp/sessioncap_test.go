@@ -179,3 +179,92 @@ func TestSessionCapEvictsTheLeastRecentlyUsed(t *testing.T) {
 		}
 	}
 }
+
+// Past the cap the client holding the most sessions loses its own least
+// recently used one: a client opening many cannot evict the others.
+func TestSessionCapSharesAmongClients(t *testing.T) {
+	t.Parallel()
+	_, c, web := capFront(t, 3, 0)
+	open := func(client string) string {
+		t.Helper()
+		code, id, body := rawPost(t, web.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"`+client+`","version":"1"}}}`)
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		rawPost(t, web.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return id
+	}
+	quiet := open("quiet")
+	var hog []string
+	for range 6 {
+		hog = append(hog, open("hog"))
+	}
+	list := `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`
+	if code, _, body := rawPost(t, web.URL, quiet, list); code != http.StatusOK {
+		t.Fatalf("the quiet client's session was evicted: %d %s", code, body)
+	}
+	if n := c.liveCount(); n != 3 {
+		t.Fatalf("live %d, want 3", n)
+	}
+	code, _, body := rawPost(t, web.URL, hog[0], list)
+	if msg := goneMessage(t, code, body); !strings.Contains(msg, "its client (hog 1) held the most of them") {
+		t.Errorf("eviction message %q", msg)
+	}
+}
+
+// A request without a session that does not open one is answered as the
+// protocol asks, 400 with a JSON-RPC error carrying its id, instead of the
+// SDK's 200 with an error of code 0; an initialize still opens a session.
+func TestARequestWithoutASessionIsABadRequest(t *testing.T) {
+	t.Parallel()
+	_, c, web := capFront(t, 4, 0)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		code, id, text := rawPost(t, web.URL, "", body)
+		var resp struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if code != http.StatusBadRequest || id != "" || json.Unmarshal([]byte(text), &resp) != nil ||
+			resp.Error.Code != -32600 || !strings.Contains(resp.Error.Message, "Mcp-Session-Id header is required") {
+			t.Errorf("%s: %d, session %q, %s", body, code, id, text)
+		}
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(body), &req)
+		if want := string(req.ID); want != "" && string(resp.ID) != want {
+			t.Errorf("%s: answered id %s", body, resp.ID)
+		}
+	}
+	if n := c.liveCount(); n != 0 {
+		t.Errorf("%d sessions opened by requests that did not initialize", n)
+	}
+	openSession(t, web.URL)
+}
+
+// A bad MCP-Protocol-Version is refused with the versions this endpoint
+// serves, which are not the stateless era's.
+func TestABadProtocolVersionListsTheServedOnes(t *testing.T) {
+	t.Parallel()
+	_, _, web := capFront(t, 4, 0)
+	req, _ := http.NewRequest(http.MethodPost, web.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "1999-01-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "2025-11-25") || strings.Contains(string(b), "2026-07-28") {
+		t.Errorf("%d %s", resp.StatusCode, b)
+	}
+}

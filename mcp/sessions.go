@@ -16,7 +16,10 @@ import (
 // textUnused is unuse_notebook's answer.
 func textUnused(u engine.Released) string {
 	text := fmt.Sprintf("Notebook '%s' unused successfully. Its kernel keeps running; use_notebook it again to continue.", u.Name)
-	if u.KernelShutDown {
+	switch {
+	case len(u.AlsoOpenAs) > 0:
+		text = fmt.Sprintf("Notebook '%s' unused successfully. %s is still in use as %s, which keeps it and its kernel %s.", u.Name, u.Path, quotedList(u.AlsoOpenAs), u.KernelID)
+	case u.KernelShutDown:
 		text = fmt.Sprintf("Notebook '%s' unused successfully. Its kernel %s was shut down (this server started it and nothing else used it); use_notebook it again to continue on a fresh kernel.", u.Name, u.KernelID)
 	}
 	if len(u.Others) > 0 {

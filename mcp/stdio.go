@@ -33,7 +33,25 @@ func (s *Server) RunStdio(ctx context.Context) error {
 func (s *Server) RunIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	lw := &lockedWriter{w: w}
 	lines := &checkedLines{in: bufio.NewReaderSize(r, 64<<10), src: r, out: lw, log: s.log.Warn}
-	return s.srv.Run(ctx, &sdk.IOTransport{Reader: lines, Writer: lw, MaxLineLength: -1})
+	ss, err := s.srv.Connect(ctx, &sdk.IOTransport{Reader: lines, Writer: lw, MaxLineLength: -1}, nil)
+	if err != nil {
+		return err
+	}
+	// The session on our stdin is the host that spawned us: the person
+	// using it is the one this server asks (trust.go).
+	s.mu.Lock()
+	s.host = ss
+	s.mu.Unlock()
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return ctx.Err()
+	case err := <-ended:
+		return err
+	}
 }
 
 // lockedWriter serializes whole writes: the SDK writes each message (with
@@ -66,7 +84,12 @@ func (c *checkedLines) Read(p []byte) (int, error) {
 	for len(c.buf) == 0 {
 		line, err := c.readLine()
 		if len(line) > 0 {
-			if msg, code := checkLine(line); code != 0 {
+			if ids, ok := batchRequests(line); ok {
+				c.log("answering a JSON-RPC batch on stdio", "requests", len(ids))
+				if werr := c.answerBatch(ids); werr != nil {
+					return 0, werr
+				}
+			} else if msg, code := checkLine(line); code != 0 {
 				c.log("answering a malformed JSON-RPC line on stdio", "code", code, "error", msg)
 				if werr := c.answer(code, msg); werr != nil {
 					return 0, werr
@@ -133,21 +156,69 @@ func checkLine(line []byte) (msg string, code int64) {
 		return "Parse error: " + err.Error(), jsonrpc.CodeParseError
 	}
 	if line[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
-			return "Invalid Request: an empty batch", jsonrpc.CodeInvalidRequest
-		}
-		for _, m := range batch {
-			if _, err := jsonrpc.DecodeMessage(m); err != nil {
-				return "Invalid Request: " + err.Error(), jsonrpc.CodeInvalidRequest
-			}
-		}
-		return "", 0
+		return errBatch, jsonrpc.CodeInvalidRequest
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
 		return "Invalid Request: " + err.Error(), jsonrpc.CodeInvalidRequest
 	}
 	return "", 0
+}
+
+// errBatch is what a batch is answered: MCP took JSON-RPC batching out in
+// 2025-06-18, and the SDK ends the whole session (with this process and its
+// kernels) on one.
+const errBatch = "Invalid Request: JSON-RPC batches are not supported (MCP removed them in protocol 2025-06-18); send each message on its own line"
+
+// batchRequests returns the ids of the requests in a batch line (ok false
+// when the line is no non-empty array).
+func batchRequests(line []byte) (ids []json.RawMessage, ok bool) {
+	if line[0] != '[' {
+		return nil, false
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
+		return nil, false
+	}
+	for _, m := range batch {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(m, &msg) == nil && msg.Method != "" && len(msg.ID) > 0 && string(msg.ID) != "null" {
+			ids = append(ids, msg.ID)
+		}
+	}
+	return ids, true
+}
+
+// answerBatch refuses a batch as JSON-RPC 2.0 answers one: an array with
+// an error for each request in it, so that a client waiting on those ids
+// hears back. A batch of notifications and responses only has no one
+// waiting, but is not silently dropped: one error with a null id says it
+// was not read.
+func (c *checkedLines) answerBatch(ids []json.RawMessage) error {
+	if len(ids) == 0 {
+		return c.answer(jsonrpc.CodeInvalidRequest, errBatch)
+	}
+	type errorBody struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	type response struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   errorBody       `json:"error"`
+	}
+	out := make([]response, len(ids))
+	for i, id := range ids {
+		out[i] = response{"2.0", id, errorBody{jsonrpc.CodeInvalidRequest, errBatch}}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	_, err = c.out.Write(append(b, '\n'))
+	return err
 }
 
 // answer writes a JSON-RPC error response with a null id: the id of a line

@@ -12,8 +12,17 @@ import (
 // written against it; where our engine knows more (cell ids), it is added
 // without moving what was there.
 
-func textUseNotebook(nb engine.NotebookInfo, mode string) string {
+// textUseNotebook is use_notebook's answer. reactivated is the notebook the
+// session had current when this call made a notebook already in use current
+// again (the reference says so); also are the other names of the same file.
+func textUseNotebook(nb engine.NotebookInfo, mode, reactivated string, also []string) string {
 	var b strings.Builder
+	if reactivated != "" {
+		fmt.Fprintf(&b, "[INFO] Reactivating notebook '%s' and deactivating '%s'.\n", nb.Name, reactivated)
+	}
+	if len(also) > 0 {
+		fmt.Fprintf(&b, "[INFO] '%s' is also in use as %s: the names are one notebook (the same cells and the same kernel).\n", nb.Path, quotedList(also))
+	}
 	if nb.KernelID != "" {
 		fmt.Fprintf(&b, "[INFO] Connected to kernel '%s'.\n", nb.KernelID)
 	}
@@ -23,6 +32,18 @@ func textUseNotebook(nb engine.NotebookInfo, mode string) string {
 	fmt.Fprintf(&b, "[INFO] Successfully activate notebook '%s'.\n", nb.Name)
 	fmt.Fprintf(&b, "\nNotebook has %d cells. Use read_notebook with notebook_name '%s' to see them.", nb.Cells, nb.Name)
 	return b.String()
+}
+
+// quotedList is 'a', 'b' and 'c'.
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
 // execCount is how the reference shows an execution count.
@@ -56,9 +77,12 @@ func briefTable(cells []engine.CellInfo) table {
 	return t
 }
 
-// cellHeader is the reference's line above a cell's source, with its id.
+// cellHeader is the reference's line above a cell's source, with the id
+// added after what the reference has: its clients split the header on
+// "type: " and " |" and read the count after "execution count:", so
+// nothing of ours may come before those.
 func cellHeader(c engine.CellInfo) string {
-	return fmt.Sprintf("=====Cell %d | id: %s | type: %s | execution count: %s=====", c.Index, c.ID, c.Type, execCount(c.ExecutionCount))
+	return fmt.Sprintf("=====Cell %d | type: %s | execution count: %s | id: %s=====", c.Index, c.Type, execCount(c.ExecutionCount), c.ID)
 }
 
 func textReadNotebook(nb engine.NotebookInfo, cells []engine.CellInfo, format string, start int) string {
@@ -95,9 +119,10 @@ func textDeleted(cells []engine.CellInfo, includeSource bool) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "Cell %d (%s) deleted successfully.", c.Index, c.Type)
+		// The reference's lines, with the id after them.
+		fmt.Fprintf(&b, "Cell %d (%s) deleted successfully (its id was %s).", c.Index, c.Type, c.ID)
 		if includeSource {
-			fmt.Fprintf(&b, "\nSource of deleted cell %d (id %s):\n```\n%s\n```", c.Index, c.ID, strings.TrimRight(c.Source, "\n"))
+			fmt.Fprintf(&b, "\ndeleted cell source:\n%s", strings.TrimRight(c.Source, "\n"))
 		}
 	}
 	return b.String()

@@ -29,7 +29,7 @@ func ToolReference() string {
 	for _, d := range tools {
 		fmt.Fprintf(&b, "\n### %s\n\n", d.name)
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(d.description))
-		fmt.Fprintf(&b, "Hints: %s. Result: `%s`, %s shape", hints(d), d.kind, d.shape)
+		fmt.Fprintf(&b, "Title: %s. Hints: %s. Result: `%s`, %s shape", d.title, hints(d), d.kind, d.shape)
 		if d.cacheTTL > 0 {
 			fmt.Fprintf(&b, ", cacheable for %d s (private)", d.cacheTTL/1000)
 		}

@@ -16,6 +16,7 @@ import (
 type toolDef struct {
 	name        string
 	title       string
+	icon        string // its group's SVG (icons.go), shown by GUI hosts
 	description string
 	kind        string // structuredContent kind
 	shape       shape
@@ -43,11 +44,15 @@ type toolDef struct {
 	register func(s *Server, d *toolDef)
 }
 
-// sdkTool is the definition as listed in tools/list.
+// sdkTool is the definition as listed in tools/list. The title is given
+// both at the top (where GUI hosts read it since MCP 2025-06-18) and in the
+// annotations (where older hosts look), with the tool's icon.
 func (d *toolDef) sdkTool() *sdk.Tool {
 	destructive, openWorld := d.destructive, d.openWorld
 	return &sdk.Tool{
 		Name:         d.name,
+		Title:        d.title,
+		Icons:        svgIcon(d.icon),
 		Description:  d.description,
 		InputSchema:  d.input,
 		OutputSchema: d.output,
@@ -113,22 +118,22 @@ func allTools() []*toolDef {
 	tools := []*toolDef{
 		// Notebooks (notebooks.go).
 		newTool(destructiveIdempotent(toolDef{
-			name: "use_notebook", title: "Use Notebook", kind: "notebook.use", shape: shapeMessage,
+			name: "use_notebook", title: "Use Notebook", icon: iconNotebook, kind: "notebook.use", shape: shapeMessage,
 			description: "Use a notebook and activate it for following cell operations.\n" +
 				"All cell operations will be performed on the currently activated notebook.\n" +
 				"Activate new notebook will deactivate the previously activated notebook.\n" +
 				"Reactivate previously activated notebook using same notebook_name and notebook_path.",
 		}), patchUseNotebook, (*Server).useNotebook, nil),
 		newTool(destructiveIdempotent(toolDef{
-			name: "unuse_notebook", title: "Unuse Notebook", kind: "notebook.unuse", shape: shapeMessage,
+			name: "unuse_notebook", title: "Unuse Notebook", icon: iconNotebook, kind: "notebook.unuse", shape: shapeMessage,
 			description: "Unuse from a specific notebook and release its resources.",
 		}), nil, (*Server).unuseNotebook, previewUnuse),
 		newTool(readOnlyIdempotent(toolDef{
-			name: "list_notebooks", title: "List Notebooks", kind: "notebooks.list", shape: shapeRows, cacheTTL: 30000,
+			name: "list_notebooks", title: "List Notebooks", icon: iconNotebook, kind: "notebooks.list", shape: shapeRows, cacheTTL: 30000,
 			description: "List all notebooks that have been used via use_notebook tool",
 		}), nil, (*Server).listNotebooks, nil),
 		newTool(readOnlyIdempotent(toolDef{
-			name: "read_notebook", title: "Read Notebook", kind: "notebook.read", shape: shapeMessage,
+			name: "read_notebook", title: "Read Notebook", icon: iconNotebook, kind: "notebook.read", shape: shapeMessage,
 			description: "Read a notebook and return index, source content, type, execution count of each cell.\n\n" +
 				"Using brief format to get a quick overview of the notebook structure and it's useful for locating specific cells for operations like delete or insert.\n" +
 				"Using detailed format to get detailed information of the notebook and it's useful for debugging and analysis.\n\n" +
@@ -136,30 +141,30 @@ func allTools() []*toolDef {
 				"then use detailed format with exact index and limit to get the detailed information of some specific cells.",
 		}), patchReadNotebook, (*Server).readNotebook, nil),
 		newTool(destructiveOnly(toolDef{
-			name: "restart_notebook", title: "Restart Notebook", kind: "notebook.restart", shape: shapeMessage,
+			name: "restart_notebook", title: "Restart Notebook", icon: iconNotebook, kind: "notebook.restart", shape: shapeMessage,
 			description: "Restart the kernel for a specific notebook.",
 		}), nil, (*Server).restartNotebook, previewRestart),
 
 		// Cells (cells.go).
 		newTool(readOnlyIdempotent(toolDef{
-			name: "read_cell", title: "Read Cell", kind: "cell.read", shape: shapeOutputs,
+			name: "read_cell", title: "Read Cell", icon: iconCell, kind: "cell.read", shape: shapeOutputs,
 			description: "Read a cell as readable text entries.\n\n" +
 				"Includes metadata and source, plus optional formatted output text rather\n" +
 				"than raw nbformat objects.",
 		}), patchReadCell, (*Server).readCell, nil),
 		newTool(destructiveOnly(toolDef{
-			name: "insert_cell", title: "Insert Cell", kind: "cell.insert", shape: shapeMessage,
+			name: "insert_cell", title: "Insert Cell", icon: iconCell, kind: "cell.insert", shape: shapeMessage,
 			description: "Insert a cell to specified position from the currently activated notebook.",
 		}), patchInsertCell, (*Server).insertCell, previewInsertCell),
 		newTool(destructiveIdempotent(toolDef{
-			name: "overwrite_cell_source", title: "Overwrite Cell Source", kind: "cell.overwrite", shape: shapeMessage,
+			name: "overwrite_cell_source", title: "Overwrite Cell Source", icon: iconCell, kind: "cell.overwrite", shape: shapeMessage,
 			description: "Replace the entire source of a cell in the currently activated notebook.\n" +
 				"Returns a diff showing the changes made.\n\n" +
 				"Use this when rewriting a cell completely. For small, targeted changes,\n" +
 				"prefer edit_cell_source instead — it is safer for partial edits.",
 		}), patchOverwriteCell, (*Server).overwriteCellSource, previewOverwriteCell),
 		newTool(destructiveOnly(toolDef{
-			name: "edit_cell_source", title: "Edit Cell Source", kind: "cell.edit", shape: shapeMessage,
+			name: "edit_cell_source", title: "Edit Cell Source", icon: iconCell, kind: "cell.edit", shape: shapeMessage,
 			description: "Perform a surgical find-and-replace within a cell's source (like an editor's Edit tool).\n" +
 				"Finds `old_string` in the cell and replaces it with `new_string`. Matching is literal\n" +
 				"(not regex) and may span multiple lines. By default, `old_string` must appear exactly once;\n" +
@@ -169,11 +174,11 @@ func allTools() []*toolDef {
 				"source and construct an accurate old_string.",
 		}), patchEditCell, (*Server).editCellSource, previewEditCell),
 		newTool(destructiveOnly(toolDef{
-			name: "delete_cell", title: "Delete Cell", kind: "cell.delete", shape: shapeMessage,
+			name: "delete_cell", title: "Delete Cell", icon: iconCell, kind: "cell.delete", shape: shapeMessage,
 			description: "Delete specific cells from the currently activated notebook and return the cell source of deleted cells (if include_source=True).",
 		}), patchDeleteCell, (*Server).deleteCell, previewDeleteCell),
 		newTool(destructiveOnly(toolDef{
-			name: "move_cell", title: "Move Cell", kind: "cell.move", shape: shapeMessage,
+			name: "move_cell", title: "Move Cell", icon: iconCell, kind: "cell.move", shape: shapeMessage,
 			description: "Move a cell from source_index to target_index within the currently activated notebook.\n\n" +
 				"The cell is removed from source_index and placed at target_index. Cells in between shift\n" +
 				"to fill the gap. The cell's type, source, and outputs are preserved.\n" +
@@ -182,23 +187,23 @@ func allTools() []*toolDef {
 				"preserves cell metadata. Use read_notebook first to see cell indices if needed.",
 		}), patchMoveCell, (*Server).moveCell, previewMoveCell),
 		newTool(destructiveIdempotent(toolDef{
-			name: "clear_cell_output", title: "Clear Cell Output", kind: "cell.clear_output", shape: shapeMessage,
+			name: "clear_cell_output", title: "Clear Cell Output", icon: iconCell, kind: "cell.clear_output", shape: shapeMessage,
 			description: "Clear the outputs and execution count of a single code cell in the currently\n" +
 				"activated notebook, without deleting the cell itself.",
 		}), patchClearCell, (*Server).clearCellOutput, nil),
 
 		// Executions (execute.go).
 		newTool(destructiveOpenWorld(toolDef{
-			name: "execute_cell", runsCode: true, title: "Execute Cell", kind: "cell.execute", shape: shapeOutputs,
+			name: "execute_cell", runsCode: true, title: "Execute Cell", icon: iconExecute, kind: "cell.execute", shape: shapeOutputs,
 			description: "Execute a cell from the currently activated notebook with timeout and return it's outputs",
 		}), patchExecuteCell, (*Server).executeCell, previewExecuteCell),
 		newTool(destructiveOpenWorld(toolDef{
-			name: "insert_execute_code_cell", runsCode: true, title: "Insert and Execute Code Cell", kind: "cell.insert_execute", shape: shapeOutputs,
+			name: "insert_execute_code_cell", runsCode: true, title: "Insert and Execute Code Cell", icon: iconExecute, kind: "cell.insert_execute", shape: shapeOutputs,
 			description: "Insert a cell at specified index from the currently activated notebook and then execute it with timeout and return it's outputs\n" +
 				"It is a shortcut tool for insert_cell and execute_cell tools, recommended to use if you want to insert a cell and execute it at the same time",
 		}), patchInsertExecute, (*Server).insertExecuteCodeCell, previewInsertExecute),
 		newTool(destructiveOpenWorld(toolDef{
-			name: "execute_code", runsCode: true, title: "Execute Code", kind: "code.execute", shape: shapeOutputs,
+			name: "execute_code", runsCode: true, title: "Execute Code", icon: iconExecute, kind: "code.execute", shape: shapeOutputs,
 			description: "Execute code directly in a kernel (not saved to notebook).\n\n" +
 				"If `use_sandbox` selected an active sandbox, this tool executes on that\n" +
 				"sandbox instead of a Jupyter kernel. This allows agents to switch between\n" +
@@ -219,19 +224,19 @@ func allTools() []*toolDef {
 
 		// Server (files.go).
 		newTool(readOnlyIdempotent(toolDef{
-			name: "list_files", title: "List Files", kind: "files.list", shape: shapeRows, cacheTTL: 30000,
+			name: "list_files", title: "List Files", icon: iconServer, kind: "files.list", shape: shapeRows, cacheTTL: 30000,
 			description: "List all files and directories recursively in the Jupyter server's file system.\n" +
 				"Used to explore the file system structure of the Jupyter server or to find specific files or directories.",
 		}), patchListFiles, (*Server).listFiles, nil),
 		newTool(readOnlyIdempotent(toolDef{
-			name: "list_kernels", title: "List Kernels", kind: "kernels.list", shape: shapeRows, cacheTTL: 10000,
+			name: "list_kernels", title: "List Kernels", icon: iconServer, kind: "kernels.list", shape: shapeRows, cacheTTL: 10000,
 			description: "List all available kernels in the Jupyter server.\n\n" +
 				"This tool shows all running and available kernel sessions on the Jupyter server,\n" +
 				"including their IDs, names, states, connection information, and kernel specifications.\n" +
 				"Useful for monitoring kernel resources and identifying specific kernels for connection.",
 		}), nil, (*Server).listKernels, nil),
 		newTool(destructiveIdempotent(toolDef{
-			name: "connect_to_jupyter", title: "Connect to Jupyter Server", kind: "jupyter.connect", shape: shapeMessage,
+			name: "connect_to_jupyter", title: "Connect to Jupyter Server", icon: iconServer, kind: "jupyter.connect", shape: shapeMessage,
 			description: "Connect to a Jupyter server dynamically with URL and token.\n\n" +
 				"This tool allows you to connect to different Jupyter servers without needing to\n" +
 				"restart the MCP server or modify configuration files. Particularly useful when:\n" +
@@ -245,22 +250,22 @@ func allTools() []*toolDef {
 
 		// Sandboxes (sandboxes.go).
 		newTool(destructiveOpenWorld(toolDef{
-			name: "launch_sandbox", title: "Launch Sandbox", kind: "sandbox.launch", shape: shapeObject,
+			name: "launch_sandbox", title: "Launch Sandbox", icon: iconSandbox, kind: "sandbox.launch", shape: shapeObject,
 			description: "Launch a code sandbox that can be used instead of Jupyter kernels.\n\n" +
 				"After launch, call use_sandbox to make execute_code run on this sandbox (as an\n" +
 				"alternative to notebook-bound kernel execution). Works in both MCP_SERVER and\n" +
 				"JUPYTER_SERVER modes.",
 		}), patchLaunchSandbox, (*Server).launchSandbox, nil),
 		newTool(destructiveIdempotent(toolDef{
-			name: "use_sandbox", title: "Use Sandbox", kind: "sandbox.use", shape: shapeMessage,
+			name: "use_sandbox", title: "Use Sandbox", icon: iconSandbox, kind: "sandbox.use", shape: shapeMessage,
 			description: "Select which launched sandbox execute_code should use instead of kernels.",
 		}), patchUseSandbox, (*Server).useSandbox, nil),
 		newTool(readOnlyIdempotent(toolDef{
-			name: "list_sandboxes", title: "List Sandboxes", kind: "sandboxes.list", shape: shapeList,
+			name: "list_sandboxes", title: "List Sandboxes", icon: iconSandbox, kind: "sandboxes.list", shape: shapeList,
 			description: "List launched code sandboxes that can be used as alternatives to kernels.",
 		}), nil, (*Server).listSandboxes, nil),
 		newTool(destructiveIdempotent(toolDef{
-			name: "terminate_sandbox", title: "Terminate Sandbox", kind: "sandbox.terminate", shape: shapeMessage,
+			name: "terminate_sandbox", title: "Terminate Sandbox", icon: iconSandbox, kind: "sandbox.terminate", shape: shapeMessage,
 			description: "Terminate a launched code sandbox.",
 		}), nil, (*Server).terminateSandbox, nil),
 	}

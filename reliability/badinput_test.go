@@ -278,7 +278,7 @@ func TestMalformedNotebookFiles(t *testing.T) {
 		if !strings.Contains(text, name) {
 			t.Errorf("%s: the refusal does not name the file: %q", name, text)
 		}
-		if strings.HasPrefix(text, "Server error") {
+		if strings.Contains(text, "Server error") {
 			t.Errorf("use_notebook on the malformed %s is reported as a server failure (%q); it is the file's fault and should be a user error saying it is not a valid notebook", name, text)
 		}
 		if strings.Contains(text, srv.RootDir) {

@@ -279,6 +279,9 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	if c.Progress != "" && c.Status == event.CallRunning {
 		add(s.Muted.Render("progress: ") + c.Progress)
 	}
+	if c.DecidedBy != "" {
+		add(s.Muted.Render("decided by: ") + c.DecidedBy)
+	}
 	if c.Error != "" {
 		add(s.Failed.Render("error: ") + oneLine(c.Error))
 	}

@@ -734,6 +734,7 @@ func (m *Model) headerView() string {
 	if len(m.st.Server.Allowed) > 0 {
 		stats = append(stats, kv("allowed", allowedList(m.st.Server.Allowed)))
 	}
+	stats = append(stats, m.workbenchesStat()...)
 	if m.st.Missed > 0 {
 		stats = append(stats, s.Warning.Render(fmt.Sprintf("missed %d events", m.st.Missed)))
 	}

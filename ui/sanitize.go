@@ -119,7 +119,7 @@ func cleanJSON(p *json.RawMessage) bool {
 func sanitizeCall(c *event.CallEvent) *event.CallEvent {
 	cc := *c
 	changed := cleanStrings(&cc.ID, &cc.Session, &cc.Tool, &cc.Progress, &cc.Text, &cc.Error,
-		&cc.SchemaProblem, &cc.CellID, &cc.Notebook, &cc.Summary, &cc.UndoOf, &cc.ResendOf)
+		&cc.SchemaProblem, &cc.CellID, &cc.Notebook, &cc.Summary, &cc.UndoOf, &cc.ResendOf, &cc.DecidedBy)
 	st := string(cc.Status)
 	if cleanStrings(&st) {
 		cc.Status, changed = event.CallStatus(st), true

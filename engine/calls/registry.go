@@ -40,8 +40,12 @@ type Start struct {
 	Destructive bool
 	// Ask, when set, asks the person at the calling client to allow the
 	// call. It is used when the call needs approval and no workbench is
-	// attached; without it such a call is refused at once.
+	// attached; without it such a call is refused at once, saying why
+	// (Unasked, or that the client cannot be asked).
 	Ask AskClient
+	// Unasked says why the calling client's user is not asked, when it
+	// is not for want of elicitation (their answer would not count).
+	Unasked string
 	// RunsCode marks a call that runs code in a kernel or a sandbox: the
 	// calls ApproveExecute holds.
 	RunsCode bool
@@ -142,8 +146,12 @@ type Registry struct {
 	resumed chan struct{} // closed when admission resumes; nil when not paused
 	mode    string
 	timeout time.Duration
-	uis     int
-	allowed map[event.AllowedTool]bool // tools allowed per session (Verdict.ForSession)
+	uis     int // workbenches that may decide (AttachWorkbench)
+	// watchers are attached workbenches that only watch (AttachWatcher).
+	watchers int
+	allowed  map[event.AllowedTool]bool // tools allowed per session (Verdict.ForSession)
+	// allowedBy says who set each allow rule, for the calls it lets by.
+	allowedBy map[event.AllowedTool]string
 }
 
 // call is one registered tool call.
@@ -154,6 +162,7 @@ type call struct {
 	status   event.CallStatus
 	approval chan decision // set while held for approval
 	ask      AskClient     // asks the person at the client (Start.Ask)
+	unasked  string        // why the client is not asked (Start.Unasked)
 	client   string        // the calling client's name, for the texts
 	asking   bool          // held while the client is asked, not a workbench
 
@@ -168,6 +177,7 @@ type decision struct {
 	allow bool
 	err   error           // why it was denied
 	args  json.RawMessage // allow: arguments a person edited (checked)
+	by    string          // who decided (CallEvent.DecidedBy)
 }
 
 // Verdict is a person's decision on a held call.
@@ -183,6 +193,10 @@ type Verdict struct {
 	// with them once the call's checker accepts them; a rejected edit
 	// leaves the call held and returns the checker's error.
 	Args json.RawMessage `json:"args,omitempty"`
+	// By names who decides (CallEvent.DecidedBy): set by the source that
+	// knows it (the attach feed names the workbench it serves), never
+	// read from what a workbench sends.
+	By string `json:"-"`
 }
 
 // Plain reports whether v only allows or denies, with nothing more to say.
@@ -195,13 +209,14 @@ func New(bus *event.Bus, opts Options) *Registry {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Registry{
-		bus:     bus,
-		opts:    opts,
-		log:     log,
-		calls:   map[string]*call{},
-		mode:    ApproveOff,
-		timeout: DefaultApprovalTimeout,
-		allowed: map[event.AllowedTool]bool{},
+		bus:       bus,
+		opts:      opts,
+		log:       log,
+		calls:     map[string]*call{},
+		mode:      ApproveOff,
+		timeout:   DefaultApprovalTimeout,
+		allowed:   map[event.AllowedTool]bool{},
+		allowedBy: map[event.AllowedTool]string{},
 	}
 }
 
@@ -231,7 +246,7 @@ func (r *Registry) publishCall(t event.EventType, ce event.CallEvent) {
 
 // stateLocked is the server state; r.mu must be held.
 func (r *Registry) stateLocked() event.ServerEvent {
-	st := event.ServerEvent{Paused: r.paused, ApprovalMode: r.mode}
+	st := event.ServerEvent{Paused: r.paused, ApprovalMode: r.mode, Workbenches: r.uis, Watchers: r.watchers}
 	for a := range r.allowed {
 		st.Allowed = append(st.Allowed, a)
 	}
@@ -287,6 +302,7 @@ func (r *Registry) Begin(ctx context.Context, c Start) (context.Context, func(Ou
 		cancel:   cancel,
 		status:   event.CallRunning,
 		ask:      c.Ask,
+		unasked:  c.Unasked,
 		runsCode: c.RunsCode,
 		check:    c.Check,
 	}
@@ -366,6 +382,7 @@ func (r *Registry) admit(ctx context.Context, cl *call) error {
 	// r.mu is held here.
 	if !r.needsApproval(cl) {
 		cl.status = event.CallRunning
+		cl.info.DecidedBy = r.ruleDecidedLocked(cl)
 		r.mu.Unlock()
 		if held {
 			r.progress(cl, "resumed")
@@ -375,6 +392,9 @@ func (r *Registry) admit(ctx context.Context, cl *call) error {
 	viaClient := r.uis == 0
 	if viaClient && cl.ask == nil {
 		r.mu.Unlock()
+		if cl.unasked != "" {
+			return &Refusal{Msg: errNoWorkbench.Msg + " (" + cl.unasked + ")"}
+		}
 		return errNoApprover
 	}
 	ch := make(chan decision, 1)
@@ -412,12 +432,14 @@ func (r *Registry) admit(ctx context.Context, cl *call) error {
 		} else {
 			d = decision{err: refusef("no one approved this call to %s in the workbench within %s, so it was not run", cl.info.Tool, timeout)}
 		}
+		d.by = fmt.Sprintf("no one: the approval timed out after %s", timeout)
 	case <-ctx.Done():
 		d = decision{err: cancelError(ctx)}
 	}
 	r.mu.Lock()
 	cl.approval = nil
 	cl.asking = false
+	cl.info.DecidedBy = d.by
 	if d.allow {
 		cl.status = event.CallRunning
 		cl.edited = d.args
@@ -467,24 +489,26 @@ func askThrough(ctx context.Context, cl *call, preview *event.CallPreview) <-cha
 // clientDecision turns the person's answer through their client into a
 // decision, with the text the agent reads when it is a denial.
 func clientDecision(ctx context.Context, cl *call, a ClientAnswer, err error) decision {
+	by := cl.person() + ", through their MCP client"
 	switch {
 	case ctx.Err() != nil:
 		return decision{err: cancelError(ctx)}
 	case err != nil:
-		return decision{err: refusef("asking %s to approve this call to %s failed (%v), so it was not run", cl.person(), cl.info.Tool, err)}
+		return decision{err: refusef("asking %s to approve this call to %s failed (%v), so it was not run", cl.person(), cl.info.Tool, err),
+			by: "no one: asking " + cl.person() + " failed"}
 	case a.Allow:
-		return decision{allow: true}
+		return decision{allow: true, by: by}
 	case a.Dismissed:
-		return decision{err: refusef("%s dismissed the request to approve this call to %s without allowing it, so it was not run", cl.person(), cl.info.Tool)}
+		return decision{err: refusef("%s dismissed the request to approve this call to %s without allowing it, so it was not run", cl.person(), cl.info.Tool), by: by}
 	}
 	reason := strings.Join(strings.Fields(a.Reason), " ")
 	if len(reason) > maxReasonBytes {
 		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
 	}
 	if reason == "" {
-		return decision{err: refusef("%s declined this call to %s; it was not run", cl.person(), cl.info.Tool)}
+		return decision{err: refusef("%s declined this call to %s; it was not run", cl.person(), cl.info.Tool), by: by}
 	}
-	return decision{err: refusef("%s declined this call: %s (the call to %s was not run)", cl.person(), reason, cl.info.Tool)}
+	return decision{err: refusef("%s declined this call: %s (the call to %s was not run)", cl.person(), reason, cl.info.Tool), by: by}
 }
 
 // cancelError says why a held call's context ended: the workbench's
@@ -608,7 +632,7 @@ func (r *Registry) SetApproval(mode string, timeout time.Duration) {
 	for _, cl := range r.calls {
 		if cl.approval != nil && !r.needsApproval(cl) {
 			select {
-			case cl.approval <- decision{allow: true}:
+			case cl.approval <- decision{allow: true, by: "the approval mode, changed to " + mode}:
 			default:
 			}
 		}
@@ -635,7 +659,11 @@ func (r *Registry) Decide(id string, v Verdict) error {
 	check := cl.check
 	r.mu.Unlock()
 
-	d := decision{allow: v.Allow}
+	by := v.By
+	if by == "" {
+		by = "a workbench"
+	}
+	d := decision{allow: v.Allow, by: by}
 	switch {
 	case v.Allow && v.Args != nil:
 		if check == nil {
@@ -670,11 +698,12 @@ func (r *Registry) Decide(id string, v Verdict) error {
 		a := event.AllowedTool{Session: cl.info.Session, Tool: cl.info.Tool}
 		allowed = !r.allowed[a]
 		r.allowed[a] = true
+		r.allowedBy[a] = by
 		// The same tool's other held calls from that session go too.
 		for _, o := range r.calls {
 			if o != cl && o.approval != nil && !r.needsApproval(o) {
 				select {
-				case o.approval <- decision{allow: true}:
+				case o.approval <- decision{allow: true, by: r.ruleDecidedLocked(o)}:
 				default:
 				}
 			}
@@ -693,6 +722,7 @@ func (r *Registry) RevokeAllowed() {
 	r.mu.Lock()
 	n := len(r.allowed)
 	clear(r.allowed)
+	clear(r.allowedBy)
 	r.mu.Unlock()
 	if n > 0 {
 		r.publishState()
@@ -713,22 +743,8 @@ func (r *Registry) AttachWorkbench() (detach func()) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.uis--
-			if r.uis > 0 {
-				return
-			}
-			for _, cl := range r.calls {
-				// A call whose client is being asked still has someone
-				// to decide it.
-				if cl.approval != nil && !cl.asking {
-					select {
-					case cl.approval <- decision{err: errNoWorkbench}:
-					default:
-					}
-				}
-			}
+			r.detachUI()
+			r.publishState()
 		})
 	}
 }

@@ -117,6 +117,12 @@ type CallEvent struct {
 	// WorkbenchSession), is the id of the call it resent.
 	ResendOf string `json:"resendOf,omitempty"`
 
+	// DecidedBy, on a call that was held for approval (or let through by
+	// an allow rule), says who decided it: which workbench, the person at
+	// the client, the rule, or no one (the approval timed out). Set from
+	// the progress that allows it, or the finish that denies it.
+	DecidedBy string `json:"decidedBy,omitempty"`
+
 	// Progress (EvCallProgress).
 	Progress string `json:"progress,omitempty"`
 
@@ -244,6 +250,11 @@ type ServerEvent struct {
 	ApprovalMode string `json:"approvalMode,omitempty"` // off, destructive, execute, all
 	// Allowed are the tools a person allowed for a session from now on.
 	Allowed []AllowedTool `json:"allowed,omitempty"`
+	// Workbenches are the workbenches attached that may decide held calls
+	// and act for the person (the one in this process, attached ones that
+	// were paired); Watchers those attached that only watch.
+	Workbenches int `json:"workbenches,omitempty"`
+	Watchers    int `json:"watchers,omitempty"`
 
 	// The managed Jupyter server when it is not up (all empty when it is,
 	// or when the server is not ours to restart).

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
 // Client is a Jupyter REST client for one server. The base URL may carry a
@@ -338,7 +340,9 @@ func (c *Client) List(ctx context.Context, path string) ([]Model, error) {
 // path, creating or replacing it, and returns the new model (without
 // content) carrying the new last_modified.
 func (c *Client) SaveNotebook(ctx context.Context, path string, nbJSON []byte) (*Model, error) {
-	if !json.Valid(nbJSON) {
+	// NaN and the infinities, which Python's json writes (and nbformat
+	// keeps), are what Jupyter reads too.
+	if !json.Valid(notebook.StrictJSON(nbJSON)) {
 		return nil, fmt.Errorf("saving %s: the notebook is not valid JSON", path)
 	}
 	// The notebook is spliced in as raw bytes: re-encoding a multi-megabyte

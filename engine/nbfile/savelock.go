@@ -70,9 +70,11 @@ func (t LockTimes) orDefault() LockTimes {
 	return t
 }
 
-// lockFileName matches the visible lock names (and their temporary and
-// stale forms) so that listings can leave them out.
-var lockFileName = regexp.MustCompile(`\.ipynb\.lock(\.(stale\.)?[0-9a-f]{32})?$`)
+// lockFileName matches the lock names listings leave out: the hidden lock
+// and the temporary and stale forms, which carry a token of ours. A visible
+// "x.ipynb.lock" may be a user's own file (foreign.go): it is listed
+// unless it reads as ours.
+var lockFileName = regexp.MustCompile(`^\..*\.ipynb\.lock$|\.ipynb\.lock\.(stale\.)?[0-9a-f]{32}$`)
 
 // IsLockFile reports whether a file name is one of our save lock files.
 func IsLockFile(name string) bool { return lockFileName.MatchString(path.Base(name)) }
@@ -281,6 +283,10 @@ func (f *File) Lock(ctx context.Context) (*Lock, error) {
 			case gerr == nil:
 				var s string
 				_ = json.Unmarshal(m.Content, &s)
+				if !isOurLock(s) {
+					dropTmp()
+					return nil, &SaveLockInTheWayError{Notebook: f.name, Path: f.path, LockPath: names.lock}
+				}
 				var lc lockContent
 				if json.Unmarshal([]byte(s), &lc) == nil && lc.Owner != "" {
 					holder = lc.Owner

@@ -16,9 +16,9 @@ import (
 func TestIsLockFile(t *testing.T) {
 	tok := strings.Repeat("ab", 16)
 	for name, want := range map[string]bool{
-		"a.ipynb.lock":                         true,
+		"a.ipynb.lock":                         false, // may be the user's: read to tell
 		".a.ipynb.lock":                        true,
-		"dir/a b.ipynb.lock":                   true,
+		"dir/.a b.ipynb.lock":                  true,
 		"a.ipynb.lock." + tok:                  true,
 		"a.ipynb.lock.stale." + tok:            true,
 		"a.ipynb":                              false,

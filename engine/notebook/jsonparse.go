@@ -111,6 +111,8 @@ func (p *parser) value() (int32, error) {
 		return -1, p.errorf("unexpected end of input")
 	}
 	switch c := p.b[p.i]; {
+	case c == 'N' || c == 'I' || c == '-' && p.i+1 < len(p.b) && p.b[p.i+1] == 'I':
+		return p.nonFinite()
 	case c == '{':
 		return p.object()
 	case c == '[':
@@ -338,14 +340,8 @@ func (p *parser) number() (int32, error) {
 			return -1, p.errorf("invalid number")
 		}
 	}
-	if float {
-		// Python reads an out-of-range float as infinity and then writes
-		// "Infinity", which is not JSON; refuse it here instead.
-		if _, err := strconv.ParseFloat(string(b[start:i]), 64); err != nil {
-			p.i = start
-			return -1, p.errorf("number %s is out of range", b[start:i])
-		}
-	}
+	// A float out of range (1e400) is read as Python reads it, as an
+	// infinity: the writer writes it "Infinity", as Python does.
 	p.i = i
 	return p.add(node{kind: kNumber, float: float, start: start, end: i}), nil
 }
@@ -525,4 +521,18 @@ func (p *parser) intValue(n int32) (int, bool) {
 	}
 	v, err := strconv.Atoi(string(p.raw(n)))
 	return v, err == nil
+}
+
+// nonFinite reads NaN, Infinity or -Infinity: not JSON, but what Python's
+// json writes for those floats (allow_nan, its default, which nbformat
+// keeps) and reads back, so Jupyter saves and opens notebooks holding them.
+func (p *parser) nonFinite() (int32, error) {
+	for _, word := range []string{"NaN", "Infinity", "-Infinity"} {
+		if len(p.b)-p.i >= len(word) && string(p.b[p.i:p.i+len(word)]) == word {
+			n := p.add(node{kind: kNumber, float: true, start: p.i, end: p.i + len(word)})
+			p.i += len(word)
+			return n, nil
+		}
+	}
+	return -1, p.errorf("invalid literal")
 }

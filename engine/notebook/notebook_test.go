@@ -229,11 +229,11 @@ func TestParseRejects(t *testing.T) {
 		{"traceback string", out(`{"output_type": "error", "ename": "E", "evalue": "", "traceback": "x"}`), "traceback is a string"},
 		{"traceback numbers", out(`{"output_type": "error", "ename": "E", "evalue": "", "traceback": [1]}`), "traceback line"},
 		{"second output bad", out(`{"output_type": "stream", "name": "stdout", "text": ""}, {"output_type": "nope"}`), "output 1"},
-		{"huge float", `{"nbformat": 4, "cells": [], "metadata": {"x": 1e400}}`, "out of range"},
 		{"control char", "{\"nbformat\": 4, \"cells\": [], \"metadata\": {\"x\": \"a\x01\"}}", "control character"},
 		{"bad escape", `{"nbformat": 4, "cells": [], "metadata": {"x": "\q"}}`, "invalid escape"},
 		{"invalid utf8", "{\"nbformat\": 4, \"cells\": [], \"metadata\": {\"x\": \"\xff\"}}", "UTF-8"},
-		{"nan", `{"nbformat": 4, "cells": [], "metadata": {"x": NaN}}`, "unexpected"},
+		{"nan spelled wrong", `{"nbformat": 4, "cells": [], "metadata": {"x": nan}}`, "invalid literal"},
+		{"infinity cut", `{"nbformat": 4, "cells": [], "metadata": {"x": -Inf}}`, "invalid literal"},
 		{"deep", `{"nbformat": 4, "cells": [], "metadata": {"x": ` + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + `}}`, "nested too deeply"},
 	}
 	for _, tt := range tests {
@@ -419,7 +419,7 @@ func TestMatchesPythonWriter(t *testing.T) {
 			typ := []string{Code, Markdown, Raw}[r.IntN(3)]
 			c := nb.NewCell(typ, randomText(r))
 			cm, _ := json.Marshal(map[string]any{"tags": []string{randomText(r)}, "trusted": false, "n": r.Float64()})
-			c.Metadata = cm
+			c.Metadata = append(cm[:len(cm)-1], `, "nan": NaN}`...)
 			if typ == Code {
 				n := r.IntN(50)
 				c.ExecutionCount = &n
@@ -429,7 +429,7 @@ func TestMatchesPythonWriter(t *testing.T) {
 						"text/plain":             DataString(randomText(r)),
 						"text/html":              json.RawMessage(`["<b>", "` + strings.Repeat("x", r.IntN(3)) + `\n", "</b>"]`),
 						"image/png":              json.RawMessage(`["aGVs\n", "bG8=\n"]`),
-						"application/json":       json.RawMessage(`{"z": [1.0, 2e-7, "\u003c"], "a": null}`),
+						"application/json":       json.RawMessage(`{"z": [1.0, 2e-7, "\u003c", NaN, Infinity, -Infinity, 1e400], "a": null}`),
 						"application/javascript": DataString(randomText(r)),
 					}, Metadata: json.RawMessage(`{}`)},
 					{OutputType: Error, EName: randomText(r), EValue: randomText(r), Traceback: []string{randomText(r), randomText(r)}},
@@ -576,4 +576,26 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Marshal is not stable:\n%s", firstDiff(second, first))
 		}
 	})
+}
+
+// NaN and the infinities are read and written as Python's json does (and
+// so nbformat and Jupyter): a notebook holding them opens and saves.
+func TestNonFiniteFloats(t *testing.T) {
+	t.Parallel()
+	src := `{"nbformat": 4, "nbformat_minor": 5, "metadata": {"a": NaN, "b": [Infinity, -Infinity, 1e400, -1e400, "NaN"]}, "cells": []}`
+	nb, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := nb.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n \"cells\": [],\n \"metadata\": {\n  \"a\": NaN,\n  \"b\": [\n   Infinity,\n   -Infinity,\n   Infinity,\n   -Infinity,\n   \"NaN\"\n  ]\n },\n \"nbformat\": 4,\n \"nbformat_minor\": 5\n}\n"
+	if string(out) != want {
+		t.Fatalf("Marshal:\n%s\nwant:\n%s", out, want)
+	}
+	if got := string(StrictJSON(nb.Metadata)); got != `{"a": null, "b": [null, null, 1e400, -1e400, "NaN"]}` {
+		t.Errorf("StrictJSON = %s", got)
+	}
 }

@@ -162,14 +162,21 @@ func (w *writer) number(tok []byte, float bool) {
 		w.b = append(w.b, tok...)
 		return
 	}
+	// Python writes the floats JSON has no numbers for as NaN, Infinity
+	// and -Infinity (and reads an out-of-range 1e400 as infinity).
 	f, err := strconv.ParseFloat(string(tok), 64)
-	if err != nil || math.IsInf(f, 0) {
-		// The parser refuses such numbers; keep the token rather than
-		// writing something that is not JSON.
+	switch {
+	case math.IsNaN(f):
+		w.b = append(w.b, "NaN"...)
+	case math.IsInf(f, 1):
+		w.b = append(w.b, "Infinity"...)
+	case math.IsInf(f, -1):
+		w.b = append(w.b, "-Infinity"...)
+	case err != nil:
 		w.b = append(w.b, tok...)
-		return
+	default:
+		w.b = appendPyFloat(w.b, f)
 	}
-	w.b = appendPyFloat(w.b, f)
 }
 
 // appendPyFloat formats f like Python's repr(float): the shortest digits

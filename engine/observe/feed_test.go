@@ -23,6 +23,7 @@ type fakeEngine struct {
 	mu       sync.Mutex
 	actions  []string
 	attached int
+	watching int
 }
 
 func (f *fakeEngine) record(s string) {
@@ -52,11 +53,11 @@ func (f *fakeEngine) SetPaused(p bool) {
 func (f *fakeEngine) Decide(id string, v calls.Verdict) error {
 	switch {
 	case !v.Plain():
-		f.record(fmt.Sprintf("settle %s allow=%v session=%v reason=%q args=%s", id, v.Allow, v.ForSession, v.Reason, v.Args))
+		f.record(fmt.Sprintf("settle %s allow=%v session=%v reason=%q args=%s by=%s", id, v.Allow, v.ForSession, v.Reason, v.Args, v.By))
 	case v.Allow:
-		f.record("allow " + id)
+		f.record("allow " + id + " by=" + v.By)
 	default:
-		f.record("deny " + id)
+		f.record("deny " + id + " by=" + v.By)
 	}
 	return nil
 }
@@ -77,6 +78,23 @@ func (f *fakeEngine) AttachWorkbench() func() {
 		f.attached--
 		f.mu.Unlock()
 	}
+}
+
+func (f *fakeEngine) AttachWatcher() func() {
+	f.mu.Lock()
+	f.watching++
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		f.watching--
+		f.mu.Unlock()
+	}
+}
+
+func (f *fakeEngine) watchingNow() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.watching
 }
 
 func (f *fakeEngine) attachedNow() int {
@@ -118,7 +136,10 @@ func TestFeedRoundTrip(t *testing.T) {
 	sub := bus.Subscribe(1024)
 	eng := &fakeEngine{}
 	info := HeaderInfo{Endpoint: "http://127.0.0.1:4040/mcp", Token: "tok-0123456789abcdef", Mode: "stdio"}
-	feed := newFeed(sub.C(), sub.Close, eng, info, "feed-secret")
+	// The person at the host types the code the workbench shows.
+	codes := make(chan string, 1)
+	feed := newFeed(sub.C(), sub.Close, eng, info, FeedOptions{Token: "feed-secret",
+		Pair: func(_ context.Context, peers []string) (string, error) { return <-codes, nil }})
 	defer feed.Close()
 	srv := httptest.NewServer(feed)
 	defer srv.Close()
@@ -142,8 +163,14 @@ func TestFeedRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := b.Info(); got.Token != info.Token || got.Endpoint != info.Endpoint || got.Mode != "attached to stdio" {
-		t.Fatalf("info %+v", got)
+	if got := b.Info(); got.Token != "" || got.Endpoint != info.Endpoint || got.Mode != "attached to stdio, watching only" {
+		t.Fatalf("info %+v (the MCP token is never sent)", got)
+	}
+	if err := b.Pair(ctx, func(code string) { codes <- code }); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Info().Mode; got != "attached to stdio, paired" {
+		t.Fatalf("mode once paired: %q", got)
 	}
 	events, stop := b.Subscribe()
 	waitFor(t, "the workbench to be attached", func() bool { return eng.attachedNow() == 1 })
@@ -211,14 +238,15 @@ func TestFeedRoundTrip(t *testing.T) {
 	eng.mu.Lock()
 	acts := append([]string(nil), eng.actions...)
 	eng.mu.Unlock()
-	wantActs := []string{"interrupt k1", "cancel c5", "cancel gone", "pause", "deny c6",
-		`settle c8 allow=false session=false reason="not that cell" args=`,
-		`settle c9 allow=true session=true reason="" args={"code":"1"}`, "revoke", "undo c2", "undo c3"}
+	by := "by=workbench 1, attached "
+	wantActs := []string{"interrupt k1", "cancel c5", "cancel gone", "pause", "deny c6 " + by,
+		`settle c8 allow=false session=false reason="not that cell" args= ` + by,
+		`settle c9 allow=true session=true reason="" args={"code":"1"} ` + by, "revoke", "undo c2", "undo c3"}
 	if len(acts) != len(wantActs) {
 		t.Fatalf("actions %v, want %v", acts, wantActs)
 	}
 	for i := range acts {
-		if acts[i] != wantActs[i] {
+		if !strings.HasPrefix(acts[i], wantActs[i]) {
 			t.Fatalf("actions %v, want %v", acts, wantActs)
 		}
 	}
@@ -232,7 +260,7 @@ func TestFeedCloseEndsRemoteStream(t *testing.T) {
 	t.Parallel()
 	bus := event.NewBus()
 	sub := bus.Subscribe(16)
-	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, "")
+	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, FeedOptions{})
 	srv := httptest.NewServer(feed)
 	defer srv.Close()
 	b, err := Dial(context.Background(), "ws"+srv.URL[len("http"):], "")
@@ -264,7 +292,7 @@ func TestFeedOverUnixSocket(t *testing.T) {
 	}
 	bus := event.NewBus()
 	sub := bus.Subscribe(16)
-	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, "")
+	feed := newFeed(sub.C(), sub.Close, &fakeEngine{}, HeaderInfo{Mode: "stdio"}, FeedOptions{})
 	defer feed.Close()
 	srv := &http.Server{Handler: feed}
 	go srv.Serve(ln)
@@ -294,4 +322,95 @@ func TestDialUnreachable(t *testing.T) {
 	if err == nil || b != nil || !strings.Contains(err.Error(), "attach to unix:"+sock) {
 		t.Fatalf("attaching to nothing: %v, %v", b, err)
 	}
+}
+
+// A workbench that was not paired watches: it is counted as a watcher, not
+// as a workbench that may decide, and every action it sends is refused. A
+// code typed at the host that is not its own does not pair it, and a feed
+// that cannot ask the host says so at once.
+func TestFeedWatcherCannotAct(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus()
+	sub := bus.Subscribe(16)
+	eng := &fakeEngine{}
+	var peers []string
+	feed := newFeed(sub.C(), sub.Close, eng, HeaderInfo{Mode: "stdio"}, FeedOptions{
+		Pair: func(_ context.Context, p []string) (string, error) { peers = p; return "AAAA-AAAA", nil },
+	})
+	defer feed.Close()
+	srv := httptest.NewServer(feed)
+	defer srv.Close()
+	ctx := context.Background()
+
+	b, err := Dial(ctx, srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := ""
+	if err := b.Pair(ctx, func(code string) { shown = code }); err == nil || !strings.Contains(err.Error(), "was not this workbench's") {
+		t.Fatalf("a wrong code: %v", err)
+	}
+	if !pairingCode(shown) || codeMatches("AAAA-AAAA", shown) || len(peers) != 1 || !strings.HasPrefix(peers[0], "workbench 1, attached ") {
+		t.Fatalf("code %q, peers %q", shown, peers)
+	}
+	if !codeMatches(strings.ToLower(strings.ReplaceAll(shown, "-", " ")), shown) {
+		t.Error("a code typed in lower case with a blank for the dash does not match")
+	}
+	_, stop := b.Subscribe()
+	defer stop()
+	waitFor(t, "the watcher to be counted", func() bool { return eng.watchingNow() == 1 })
+	if eng.attachedNow() != 0 {
+		t.Fatal("a watcher counts as a workbench that decides")
+	}
+	for _, act := range []func() error{
+		func() error { return b.Decide("c1", calls.Verdict{Allow: true}) },
+		func() error { return b.Decide("c1", calls.Verdict{Allow: true, ForSession: true}) },
+		func() error { return b.CancelCall("c1") },
+		func() error { return b.SetPaused(true) },
+		func() error { return b.RevokeAllowed() },
+		func() error { return b.Undo("c1") },
+		func() error { return b.InterruptKernel(ctx, "k1") },
+	} {
+		if err := act(); err == nil || !strings.Contains(err.Error(), "only watches") {
+			t.Errorf("a watcher's action: %v", err)
+		}
+	}
+	eng.mu.Lock()
+	acts := eng.actions
+	eng.mu.Unlock()
+	if len(acts) != 0 {
+		t.Fatalf("the engine got a watcher's actions: %v", acts)
+	}
+	if got := b.Info().Mode; got != "attached to stdio, watching only" {
+		t.Errorf("mode %q", got)
+	}
+
+	// A feed with no host to ask says so in its hello.
+	sub2 := bus.Subscribe(16)
+	lone := newFeed(sub2.C(), sub2.Close, eng, HeaderInfo{}, FeedOptions{})
+	defer lone.Close()
+	srv2 := httptest.NewServer(lone)
+	defer srv2.Close()
+	b2, err := Dial(ctx, srv2.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2.CanPair() == "" {
+		t.Fatal("a feed without a host offers pairing")
+	}
+	if err := b2.Pair(ctx, func(string) {}); err == nil {
+		t.Fatal("paired without a host")
+	}
+}
+
+func pairingCode(s string) bool {
+	if len(s) != 9 || s[4] != '-' {
+		return false
+	}
+	for i, r := range s {
+		if i != 4 && !strings.ContainsRune(pairingAlphabet, r) {
+			return false
+		}
+	}
+	return true
 }

@@ -111,7 +111,13 @@ func (l *LocalSource) SetPaused(paused bool) error {
 	return nil
 }
 
-func (l *LocalSource) Decide(id string, v calls.Verdict) error { return l.e.Calls().Decide(id, v) }
+// localDecider names the in-process workbench on the calls it decides.
+const localDecider = "the workbench in the server's terminal"
+
+func (l *LocalSource) Decide(id string, v calls.Verdict) error {
+	v.By = localDecider
+	return l.e.Calls().Decide(id, v)
+}
 
 func (l *LocalSource) CanResend() error { return l.e.Calls().CanResend() }
 

@@ -297,6 +297,9 @@ func (s *State) applyCall(ev event.Event) {
 	if c.ResendOf != "" {
 		r.ResendOf = c.ResendOf
 	}
+	if c.DecidedBy != "" {
+		r.DecidedBy = c.DecidedBy
+	}
 	if !c.Started.IsZero() {
 		r.Started = c.Started
 	} else if r.Started.IsZero() {

@@ -338,3 +338,32 @@ func Summary(path string, calls []RecordedCall, skipped []SkippedCall, diffs []D
 	}
 	return b.String()
 }
+
+// switches are the tools whose recorded call would take a replay away from
+// the server it was given: to another Jupyter server (connect_to_jupyter,
+// which once deleted a real notebook's cell on a server still running) or
+// into a sandbox (code run by an interpreter on this machine, or a remote
+// one the recording named).
+var switches = map[string]string{
+	"connect_to_jupyter": "a switch to another Jupyter server",
+	"launch_sandbox":     "a sandbox call",
+	"use_sandbox":        "a sandbox call",
+	"terminate_sandbox":  "a sandbox call",
+	"list_sandboxes":     "a sandbox call",
+}
+
+// WithoutSwitches moves the recorded server switches and sandbox calls to
+// the skipped ones (a replay follows them only when told to), keeping the
+// order of both.
+func WithoutSwitches(calls []RecordedCall, skipped []SkippedCall) ([]RecordedCall, []SkippedCall) {
+	var kept []RecordedCall
+	for _, c := range calls {
+		if why, ok := switches[c.Tool]; ok {
+			skipped = append(skipped, SkippedCall{N: c.N, Tool: c.Tool, Reason: why + " (--follow-switches replays it)"})
+			continue
+		}
+		kept = append(kept, c)
+	}
+	sort.SliceStable(skipped, func(i, j int) bool { return skipped[i].N < skipped[j].N })
+	return kept, skipped
+}
