@@ -350,9 +350,13 @@ func TestFailuresHeldTimeInterruptE2E(t *testing.T) {
 		t.Errorf("the stats row (calls ok cell-err tool-err proto-err): %q\n%s", r, scr)
 	}
 	tm.key("s")
-	// Search finds it.
+	tm.waitGone(10*time.Second, "Slowest calls")
+	// Search finds it. The typed query is waited for on screen before
+	// Enter: under load a key sent while the stats view closes can land
+	// before the search field opens.
 	tm.key("/")
 	tm.typeText("status:cell-error")
+	tm.waitScreen(10*time.Second, "/status:cell-error")
 	tm.key("Enter")
 	tm.waitScreen(10*time.Second, "/status:cell-error 1 of 2 match")
 	tm.key("Escape")
