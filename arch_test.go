@@ -35,7 +35,8 @@ var (
 // links, directly or not (tests excluded): the engine links neither screens
 // nor protocol nor the packages above it; the MCP adapter links no screen;
 // the workbench links neither the engine's core nor MCP; the engine's
-// sub-packages never link the core; the theme links nothing of ours.
+// sub-packages never link the core; the theme and the list of hidden
+// characters (internal/invisible) link nothing of ours.
 var linkRules = []struct {
 	pattern   string
 	forbidden []target
@@ -44,6 +45,7 @@ var linkRules = []struct {
 	{"./mcp/...", append([]target{under(module + "/ui"), under(module + "/theme")}, screen...)},
 	{"./ui/...", []target{theCore, under(module + "/mcp"), protocolSDK}},
 	{"./theme/...", []target{under(module)}},
+	{"./internal/invisible/...", []target{under(module)}},
 }
 
 // importRules are the arrows DESIGN.md draws from a package to ours: the
@@ -51,7 +53,9 @@ var linkRules = []struct {
 // workbench, the MCP server, the engine and the theme (and the internal
 // helpers); the workbench sees the engine's vocabulary (event), its call
 // registry (calls), the observation layer (observe) and the redaction of
-// secrets, and the theme.
+// secrets, and the theme; the workbench and the MCP adapter share the list
+// of characters that hide (internal/invisible), so that a held call's card
+// and the question put through the client show the same markers.
 var importRules = []struct {
 	pattern string
 	allowed []target
@@ -59,9 +63,9 @@ var importRules = []struct {
 	{".", []target{under(module + "/ui"), under(module + "/mcp"), under(module + "/engine"), under(module + "/theme"), under(module + "/internal")}},
 	{"./ui/...", []target{
 		under(module + "/engine/event"), under(module + "/engine/calls"), under(module + "/engine/observe"), under(module + "/engine/secret"),
-		under(module + "/theme"), under(module + "/ui"),
+		under(module + "/theme"), under(module + "/ui"), under(module + "/internal/invisible"),
 	}},
-	{"./mcp/...", []target{under(module + "/engine"), under(module + "/mcp")}},
+	{"./mcp/...", []target{under(module + "/engine"), under(module + "/mcp"), under(module + "/internal/invisible")}},
 }
 
 // list lists, for every package pattern matches, the packages of field

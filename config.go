@@ -69,6 +69,7 @@ type config struct {
 	Record         string
 	Theme          string // auto, light or dark
 	ImageProtocol  string // auto, kitty, iterm2, sixel or halfblocks
+	Notify         string // auto, osc9, osc777, osc99 or off
 	// Logging
 	LogFile  string
 	LogLevel slog.Level
@@ -130,11 +131,12 @@ func (c *config) options() []*option {
 		{group: "Execution", name: "max-output", env: "MAX_OUTPUT_BYTES", def: "20000", set: asAtLeast(&c.MaxOutput, 100, "a number of bytes >= 100"), help: "text outputs longer than this many bytes are cut in tool results and the workbench (the notebook keeps them whole)"},
 		{group: "Execution", name: "interrupt-on-timeout", env: "INTERRUPT_ON_TIMEOUT", def: "false", set: asBool(&c.InterruptOnTimeout), help: "interrupt the kernel when an execution outlasts its timeout and return what it produced, as the reference does (default: leave the run going; its outputs keep being saved into the notebook)"},
 		{group: "Execution", name: "kernel-auto-restart", env: "KERNEL_AUTO_RESTART", def: "false", set: asBool(&c.KernelAutoRestart), help: "replace a kernel that died mid-execution with a fresh one (its state is lost; results say so)"},
-		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", set: asOneOf(&c.Approve, "off, destructive, execute or all", "off", "destructive", "execute", "all"), help: "hold calls for a person to allow: off, destructive, execute (only calls that run code) or all"},
+		{group: "Workbench", name: "approve", env: "APPROVE", def: "off", set: asOneOf(&c.Approve, "off, destructive, execute or all", "off", "destructive", "execute", "all"), help: "hold calls for a person to allow: off, destructive, execute (calls that run code or decide where it runs) or all"},
 		{group: "Workbench", name: "approve-timeout", env: "APPROVE_TIMEOUT", def: "120", set: asSeconds(&c.ApproveTimeout), help: "seconds a held call waits for a decision before it is denied"},
 		{group: "Workbench", name: "record", env: "RECORD_FILE", def: "", set: asText(&c.Record), help: "write every call and result as JSON lines to this file (tokens redacted)"},
 		{group: "Workbench", name: "theme", env: "MCP_THEME", def: "auto", set: asOneOf(&c.Theme, "auto, light or dark", "auto", "light", "dark"), help: "workbench colours: auto (follow the terminal's background), light or dark; NO_COLOR=1 turns colours off"},
 		{group: "Workbench", name: "image-protocol", env: "MCP_IMAGE_PROTOCOL", def: "auto", set: asOneOf(&c.ImageProtocol, "auto, kitty, iterm2, sixel or halfblocks", ui.ImageProtocols...), help: "how the workbench draws an image opened full-window: auto (from the environment, else asked of the terminal at start-up; half blocks inside tmux unless allow-passthrough is on), kitty, iterm2, sixel or halfblocks"},
+		{group: "Workbench", name: "notify", env: "MCP_NOTIFY", def: "auto", set: asOneOf(&c.Notify, "auto, osc9, osc777, osc99 or off", ui.NotifyModes...), help: "desktop notice when a call is held for you (the bell rings either way): auto (iTerm2, WezTerm, Ghostty, kitty, foot, urxvt, VTE terminals; inside tmux only with allow-passthrough), osc9, osc777, osc99 (kitty) or off"},
 		{group: "Logging", name: "log-file", env: "LOG_FILE", def: "", set: asText(&c.LogFile), help: "write logs to this file (default: stderr, or nowhere while the TUI runs)"},
 		{group: "Logging", name: "log-level", env: "LOG_LEVEL", def: "info", set: asLogLevel(&c.LogLevel), help: "debug, info, warn or error"},
 	}

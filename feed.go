@@ -261,7 +261,7 @@ func runAttach(args []string) int {
 			feed.WatchOnly(err.Error())
 		}
 	}
-	if err := ui.Run(ctx, feed, ui.RunOptions{Theme: th, ImageProtocol: envImageProtocol()}); err != nil {
+	if err := ui.Run(ctx, feed, ui.RunOptions{Theme: th, ImageProtocol: envImageProtocol(), Notify: envNotify(), ExportDir: exportsDir("")}); err != nil {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server attach:", err)
 		return 1
 	}
@@ -308,10 +308,17 @@ func envTheme() (string, error) {
 // envImageProtocol is --image-protocol for attach and replay, which take no
 // flags: its environment variable, checked by the same entry of the option
 // table; a value it refuses is auto.
-func envImageProtocol() string {
-	var c config
+func envImageProtocol() string { return envOption("image-protocol").ImageProtocol }
+
+// envNotify is --notify for attach, as envImageProtocol.
+func envNotify() string { return envOption("notify").Notify }
+
+// envOption is a config with the option name set from its environment
+// variable, or to its default when the variable is unset or refused.
+func envOption(name string) *config {
+	c := &config{}
 	for _, o := range c.options() {
-		if o.name != "image-protocol" {
+		if o.name != name {
 			continue
 		}
 		v := os.Getenv(o.env)
@@ -319,7 +326,7 @@ func envImageProtocol() string {
 			o.set.parse(o.def)
 		}
 	}
-	return c.ImageProtocol
+	return c
 }
 
 // startRecorder writes every event to path as JSON lines, secrets redacted.

@@ -130,7 +130,7 @@ func runReplay(args []string) int {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
 		return 1
 	}
-	if err := ui.Run(ctx, backend, ui.RunOptions{Theme: th, ImageProtocol: envImageProtocol()}); err != nil && !errors.Is(err, context.Canceled) {
+	if err := ui.Run(ctx, backend, ui.RunOptions{Theme: th, ImageProtocol: envImageProtocol(), ExportDir: exportsDir("")}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "jupyter-mcp-server replay:", err)
 		return 1
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/jupyter"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
@@ -98,11 +100,14 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 	defer eng.Close()
 	eng.Calls().SetApproval(cfg.Approve, cfg.ApproveTimeout)
-	if managed == nil {
-		go checkJupyter(ctx, eng, logger)
-	} else {
-		followManaged(managed, eng, logger)
+	var tell io.Writer // where a managed server's failure is told in full
+	if !workbenchMode(cfg) {
+		tell = os.Stderr // under the workbench the screen says it
 	}
+	if managed != nil {
+		followManaged(managed, eng, logger, tell)
+	}
+	go watchJupyter(ctx, eng, logger)
 
 	// The MCP token is chosen before the recorder starts so that a
 	// recording redacts it too.
@@ -182,28 +187,41 @@ func startManaged(ctx context.Context, cfg *config, logger *slog.Logger) (*jupyt
 	})
 }
 
-// checkJupyter checks a Jupyter server given by URL beside the start-up, not
-// before it: a far one would delay the first frame and the initialize
-// answer, and calls say it is unreachable anyway.
-func checkJupyter(ctx context.Context, eng *engine.Engine, logger *slog.Logger) {
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := eng.CheckJupyter(cctx); err != nil && ctx.Err() == nil {
-		logger.Warn("the Jupyter server does not answer as it should; calls that need it will fail until it does", "err", err)
-	}
+// watchJupyter keeps the header's word on Jupyter's health current (up,
+// refusing the token, not answering), checking beside the start-up, not
+// before it: a far server would delay the first frame and the initialize
+// answer. The log gets one line per change.
+func watchJupyter(ctx context.Context, eng *engine.Engine, logger *slog.Logger) {
+	eng.WatchJupyter(ctx, engine.JupyterCheckInterval, func(state, problem string) {
+		switch state {
+		case event.JupyterUp:
+			logger.Info("the Jupyter server answers and takes the token", "url", eng.JupyterURL())
+		default:
+			logger.Warn("the Jupyter server does not answer as it should; calls that need it will fail until it does", "err", problem)
+		}
+	})
 }
 
 // followManaged tells the engine of every state of the managed server:
 // starting, up, failed to start; and a server that dies is started again at
 // the same address, calls meanwhile failing at once saying so. The header
 // shows each; the log gets one line per change.
-func followManaged(managed *jupyter.Managed, eng *engine.Engine, logger *slog.Logger) {
+//
+// A failure to start is told to tell (stderr, headless) in full, as the
+// lines it is written in: the log's one line quotes them into one.
+func followManaged(managed *jupyter.Managed, eng *engine.Engine, logger *slog.Logger, tell io.Writer) {
 	up, down := false, false
 	managed.OnState(func(st jupyter.ServerState) {
 		switch st.Phase {
 		case jupyter.PhaseStarting:
 		case jupyter.PhaseFailed:
-			logger.Error("the managed Jupyter server failed to start", "problem", st.Problem)
+			if tell == nil {
+				logger.Error("the managed Jupyter server failed to start", "problem", st.Problem)
+			} else {
+				first, _, _ := strings.Cut(st.Problem, "\n")
+				logger.Error("the managed Jupyter server failed to start (all of it on stderr)", "problem", first)
+				fmt.Fprint(tell, failedToStart(st.Problem))
+			}
 		case jupyter.PhaseUp:
 			switch {
 			case !up:
@@ -285,7 +303,7 @@ func serveHTTP(ctx context.Context, cfg *config, ln net.Listener, eng *engine.En
 			<-late.ready
 			wc.Close()
 		}()
-		return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme, ImageProtocol: cfg.ImageProtocol})
+		return ui.Run(ctx, observe.Local(eng, info), ui.RunOptions{Theme: cfg.Theme, ImageProtocol: cfg.ImageProtocol, Notify: cfg.Notify, ExportDir: exportsDir(servedRoot(cfg))})
 	}
 	shown := token
 	if from := cfg.origin(&cfg.MCPToken).from; from != "default" {

@@ -37,7 +37,7 @@ func TestApprovalEndToEnd(t *testing.T) {
 			}
 			done <- res
 		}()
-		scr := tm.waitScreen(60*time.Second, append([]string{name + "  held", "held: y allow"}, want...)...)
+		scr := tm.waitScreen(60*time.Second, append([]string{"Held " + name, "y allow"}, want...)...)
 		act(scr)
 		select {
 		case res := <-done:
@@ -49,7 +49,9 @@ func TestApprovalEndToEnd(t *testing.T) {
 		}
 		return nil
 	}
-	allow := func(string) { tm.key("y") }
+	// y after reading the card: pressed within a second of it changing,
+	// y only asks again.
+	allow := func(string) { time.Sleep(1500 * time.Millisecond); tm.key("y") }
 	mustOK := func(res *sdk.CallToolResult) string {
 		t.Helper()
 		if res.IsError {
@@ -66,7 +68,7 @@ func TestApprovalEndToEnd(t *testing.T) {
 
 	// The edit's diff is on screen while it is held.
 	mustOK(callHeld("edit_cell_source", map[string]any{"cell_index": 1, "old_string": "x = 1", "new_string": "x = 10"}, allow,
-		"what it would do", "edit the source of cell 1", "-x = 1", "+x = 10", "(approve-agent"))
+		"edit the source of cell 1", "-x = 1", "+x = 10", "(approve-agent"))
 
 	// e: the code is edited inline, and the edited code is what runs.
 	res := callHeld("execute_code", map[string]any{"code": "print('from the agent')", "timeout": 30}, func(string) {
@@ -88,7 +90,7 @@ func TestApprovalEndToEnd(t *testing.T) {
 		t.Fatalf("the inline-edited call answered: %s", text)
 	}
 	// The workbench shows the arguments that ran, not the agent's.
-	tm.waitScreen(20*time.Second, "arguments, as the person edited them before it ran", `"code": "print('from the person')"`)
+	tm.waitScreen(20*time.Second, "arguments, as the person edited them before it ran", `code: "print('from the person')"`)
 
 	// ctrl+o: the arguments go through $EDITOR (here a sed), come back into
 	// the editor, and run as edited.

@@ -79,8 +79,8 @@ func TestAttachPairsThroughTheHost(t *testing.T) {
 		}
 		done <- res
 	}()
-	tm.waitScreen(30*time.Second, "delete_cell  held", "held: y allow")
-	tm.key("y")
+	tm.waitScreen(30*time.Second, "Held delete_cell", "y allow")
+	decide(tm, "y") // after reading the card: a key within a second of it changing asks again
 	select {
 	case res := <-done:
 		if res == nil || res.IsError {

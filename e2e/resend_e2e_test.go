@@ -26,7 +26,7 @@ func TestResendEndToEnd(t *testing.T) {
 	// execute_code, is selected, and finished: the agent has its answer
 	// before the workbench has the event, and r does nothing on a call
 	// that is still running.
-	selected := regexp.MustCompile(`▸ \d\d:\d\d:\d\d \S+\s+execute_code\s+code=1\+1\s+\S+ ok`)
+	selected := regexp.MustCompile(`▸ \d\d:\d\d:\d\d \S+\s+execute_code\s+1\+1\s+\S+ ok`)
 	waitFor(t, tm, 20*time.Second, "the execute_code selected and finished", selected.MatchString)
 
 	tm.key("r")
@@ -48,13 +48,13 @@ func TestResendEndToEnd(t *testing.T) {
 			strings.Contains(scr, "↻ session workbench") && sideBySide.MatchString(scr) &&
 			diffOld.MatchString(scr) && diffNew.MatchString(scr)
 	})
-	for _, want := range []string{"code=2+2", "diff of the results (original → resent)", "--- original/text", "+++ resent/text"} {
+	for _, want := range []string{`"code": "2+2"`, "diff of the results (original → resent)", "--- original/text", "+++ resent/text"} {
 		if !strings.Contains(scr, want) {
 			t.Fatalf("the screen does not show %q:\n%s", want, scr)
 		}
 	}
 	// The resend's row: the workbench's session, named whole, and ok.
-	row := regexp.MustCompile(`▸ \d\d:\d\d:\d\d workbench ↻ execute_code\s+code=2\+2\s+\S+ ok`)
+	row := regexp.MustCompile(`▸ \d\d:\d\d:\d\d workbench ↻ execute_code\s+2\+2\s+\S+ ok`)
 	if !row.MatchString(scr) {
 		t.Fatalf("the resend's row in the timeline is not as expected:\n%s", scr)
 	}

@@ -110,9 +110,10 @@ print("clear:\x1b[2J\x1b[H:end")`})
 	call(t, cs, "insert_cell", map[string]any{"cell_index": -1, "cell_type": "markdown",
 		"cell_source": "md:\x1b]52;c;d29ybGQ=\x07\x1b]2;pwned-by-source\x07\x1b[2J:end"})
 
-	// The content is shown, its escapes dropped. (Without the sanitizer the
-	// wait runs out: the screen was cleared under the workbench.)
-	_, missing := waitScreen(20*time.Second, "osc52::end", "title::end", "clear::end", "md::end", "insert_cell")
+	// The output is shown, its escapes dropped; the source, its escapes
+	// spelled as markers. (Without the sanitizer the wait runs out: the
+	// screen was cleared under the workbench.)
+	_, missing := waitScreen(20*time.Second, "osc52::end", "title::end", "clear::end", "md:⟨ESC⟩]52;c;d29ybGQ=⟨BEL⟩", "insert_cell")
 	// Let the terminal take in whatever was drawn.
 	time.Sleep(time.Second)
 	scr := screen()

@@ -202,3 +202,33 @@ func waitFor(t *testing.T, tm *tmuxSession, timeout time.Duration, what string, 
 	}
 	return scr
 }
+
+// resize sets the terminal's size.
+func (s *tmuxSession) resize(w, h int) {
+	s.t.Helper()
+	if out, err := s.tmux("resize-window", "-t", s.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h)).CombinedOutput(); err != nil {
+		s.t.Fatalf("tmux resize-window: %v %s", err, out)
+	}
+	s.settle()
+}
+
+// settle waits until the program has redrawn: two captures a moment apart
+// are the same (a capture right after a resize may hold the frame of the
+// old size).
+func (s *tmuxSession) settle() {
+	prev := s.screen()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond)
+		cur := s.screen()
+		if cur == prev {
+			return
+		}
+		prev = cur
+	}
+}
+
+// styled is the screen with its escape sequences.
+func (s *tmuxSession) styled() string {
+	out, _ := s.tmux("capture-pane", "-e", "-p", "-t", s.name).Output()
+	return string(out)
+}

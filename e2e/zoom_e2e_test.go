@@ -16,12 +16,15 @@ import (
 // TestWorkbenchZoomImageAndExportEndToEnd runs the binary in a real
 // terminal on a real managed Jupyter: a client makes calls, z gives the
 // focused pane the whole window and z gives it back, E writes the calls to
-// a JSON Lines file in the working directory with the tokens redacted, and
+// a JSON Lines file in the exports folder, outside the served root, with
+// the tokens redacted, and
 // enter on a plot opens it full-window in half blocks (tmux without
 // passthrough) with no escape of a graphics protocol reaching the screen.
 func TestWorkbenchZoomImageAndExportEndToEnd(t *testing.T) {
-	w := startWorkbench(t, "zoom-agent", []string{"TERM=xterm-256color"}, nil, []string{"waiting for an agent"})
-	tm, cs, root, token := w.tm, w.cs, w.root, w.token
+	state := t.TempDir()
+	w := startWorkbench(t, "zoom-agent", []string{"TERM=xterm-256color", "XDG_STATE_HOME=" + state}, nil, []string{"waiting for an agent"})
+	tm, cs, token := w.tm, w.cs, w.token
+	exports := filepath.Join(state, "jupyter-mcp-server", "exports")
 	call(t, cs, "use_notebook", map[string]any{"notebook_name": "zoom", "notebook_path": "zoom.ipynb", "mode": "create"})
 	// A cell prints a URL with a token and the server's own bearer token:
 	// both are in the result the export writes.
@@ -58,11 +61,11 @@ func TestWorkbenchZoomImageAndExportEndToEnd(t *testing.T) {
 			strings.HasPrefix(lines[2], "┏━ Calls") && strings.Contains(lines[2], "┓┌─ Call ")
 	})
 
-	// E: the calls shown (all: no filter) go to a file in the working
-	// directory, and the status line says which.
+	// E: the calls shown (all: no filter) go to a file in the exports
+	// folder, and the status line says which.
 	tm.key("E")
-	scr = tm.waitScreen(10*time.Second, "exported 3 calls to "+root)
-	files, _ := filepath.Glob(filepath.Join(root, "jupyter-mcp-calls-*.jsonl"))
+	scr = tm.waitScreen(10*time.Second, "exported 3 calls to "+exports)
+	files, _ := filepath.Glob(filepath.Join(exports, "jupyter-mcp-calls-*.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("export files %v:\n%s", files, scr)
 	}

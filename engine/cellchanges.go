@@ -13,7 +13,9 @@ import (
 // copy and saved); Preview applies the same value to a copy of the
 // notebook as it is now and shows what it did, or its refusal in the words
 // the call would get. So a held call's preview cannot disagree with what
-// the call does once allowed.
+// the call does once allowed; and what the change records of the cells it
+// found (bound) is what the call, allowed, is checked against as it
+// commits (bound.go).
 
 // A cellMutation is one change to a notebook's cells.
 type cellMutation interface {
@@ -27,18 +29,23 @@ type cellMutation interface {
 	// records what it did in the value and returns the events to publish
 	// once saved (errUnchanged: nothing to save).
 	apply(nb *notebook.Notebook) ([]event.NotebookEvent, error)
+	// bound are the facts of what it did, as apply recorded them, that a
+	// held call's person was shown and the call must still do (bound.go).
+	bound() []event.BoundFact
 }
 
 // onNotebook is what every change knows of its notebook: its name in use
-// (for errors) and how its cells are copied into events.
+// (for errors), its file and kernel (for what a held call was shown), and
+// how its cells are copied into events.
 type onNotebook struct {
-	name string
-	snap func(*notebook.Cell) event.CellSnapshot
+	name, path, kernel string
+	snap               func(*notebook.Cell) event.CellSnapshot
 }
 
 // on is the onNotebook of d.
 func (e *Engine) on(d *document) onNotebook {
-	return onNotebook{name: d.name, snap: func(c *notebook.Cell) event.CellSnapshot { return e.snapshotCell(d.name, c) }}
+	return onNotebook{name: d.name, path: d.path, kernel: d.kernel.id,
+		snap: func(c *notebook.Cell) event.CellSnapshot { return e.snapshotCell(d.name, c) }}
 }
 
 func (o onNotebook) event(op event.NotebookOp, i int, c *notebook.Cell) []event.NotebookEvent {
@@ -54,7 +61,8 @@ type insertCell struct {
 	source   string
 	run      bool
 
-	inserted CellInfo // set by apply
+	inserted      CellInfo // set by apply
+	after, before string   // set by apply: the ids of the cells around it ("" at an end)
 }
 
 func (m *insertCell) check() error {
@@ -76,6 +84,13 @@ func (m *insertCell) apply(nb *notebook.Notebook) ([]event.NotebookEvent, error)
 		return nil, &CellIndexError{Notebook: m.name, Index: m.index, Count: n, Insert: true}
 	}
 	c := nb.NewCell(m.cellType, m.source)
+	m.after, m.before = "", ""
+	if at > 0 {
+		m.after = nb.Cells[at-1].ID
+	}
+	if at < n {
+		m.before = nb.Cells[at].ID
+	}
 	nb.Cells = slices.Insert(nb.Cells, at, c)
 	m.inserted = cellInfo(at, c)
 	return m.event(event.OpInsert, at, c), nil
@@ -227,8 +242,9 @@ type moveCell struct {
 	onNotebook
 	src, dst CellRef
 
-	moved CellInfo // set by apply, at its new index, also when unchanged
-	from  int
+	moved  CellInfo // set by apply, at its new index, also when unchanged
+	from   int
+	target string // set by apply: the id of the cell at the target before the move
 }
 
 func (m *moveCell) check() error  { return nil }
@@ -244,7 +260,7 @@ func (m *moveCell) apply(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
 		return nil, err
 	}
 	c := nb.Cells[from]
-	m.moved, m.from = cellInfo(to, c), from
+	m.moved, m.from, m.target = cellInfo(to, c), from, nb.Cells[to].ID
 	if from == to {
 		return nil, errUnchanged
 	}

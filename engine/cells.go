@@ -2,9 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/notebook"
 )
 
@@ -123,23 +127,36 @@ func (e *Engine) ReadCell(ctx context.Context, session, name string, ref CellRef
 
 // InsertCell inserts a new cell at index (-1 appends) and saves.
 func (e *Engine) InsertCell(ctx context.Context, session, name string, index int, cellType, source string) (NotebookInfo, CellInfo, error) {
-	d, err := e.lookup(session, name)
+	d, m, err := commitTo(ctx, e, session, name, func(on onNotebook) *insertCell {
+		return &insertCell{onNotebook: on, index: index, cellType: cellType, source: source}
+	})
 	if err != nil {
-		return NotebookInfo{}, CellInfo{}, err
-	}
-	m := &insertCell{onNotebook: e.on(d), index: index, cellType: cellType, source: source}
-	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, CellInfo{}, err
 	}
 	return e.info(d, session), m.inserted, nil
 }
 
-// commit checks a change and makes it, saved.
+// commit checks a change and makes it, saved. A held call's change is
+// checked against what its person was shown as it is applied, under the
+// notebook's writeMu (bound.go): one that is no longer it is not made.
 func (e *Engine) commit(ctx context.Context, d *document, session string, m cellMutation) error {
 	if err := m.check(); err != nil {
 		return err
 	}
-	return e.mutate(ctx, d, session, m.byIndex(), m.apply)
+	apply := m.apply
+	if calls.ShownOf(ctx) != nil {
+		apply = func(nb *notebook.Notebook) ([]event.NotebookEvent, error) {
+			events, err := m.apply(nb)
+			if err != nil && !errors.Is(err, errUnchanged) {
+				return nil, err
+			}
+			if err := stillShown(ctx, m.bound()); err != nil {
+				return nil, err
+			}
+			return events, err
+		}
+	}
+	return e.mutate(ctx, d, session, m.byIndex(), apply)
 }
 
 // cellDiff is the unified diff of a cell's source.
@@ -158,12 +175,10 @@ func setSource(nb *notebook.Notebook, i int, src string) *notebook.Cell {
 // OverwriteCellSource replaces a cell's whole source and saves. Outputs are
 // kept. The same source again changes nothing and saves nothing.
 func (e *Engine) OverwriteCellSource(ctx context.Context, session, name string, ref CellRef, source string) (NotebookInfo, SourceEdit, error) {
-	d, err := e.lookup(session, name)
+	d, m, err := commitTo(ctx, e, session, name, func(on onNotebook) *overwriteSource {
+		return &overwriteSource{onNotebook: on, ref: ref, source: source}
+	})
 	if err != nil {
-		return NotebookInfo{}, SourceEdit{}, err
-	}
-	m := &overwriteSource{onNotebook: e.on(d), ref: ref, source: source}
-	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, SourceEdit{}, err
 	}
 	return e.info(d, session), m.edit, nil
@@ -188,12 +203,10 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // checked as any edit is (found, and once unless all) and changes nothing,
 // as in the reference.
 func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref CellRef, old, new string, all bool) (NotebookInfo, SourceEdit, error) {
-	d, err := e.lookup(session, name)
+	d, m, err := commitTo(ctx, e, session, name, func(on onNotebook) *editSource {
+		return &editSource{onNotebook: on, ref: ref, old: old, new: new, all: all}
+	})
 	if err != nil {
-		return NotebookInfo{}, SourceEdit{}, err
-	}
-	m := &editSource{onNotebook: e.on(d), ref: ref, old: old, new: new, all: all}
-	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, SourceEdit{}, err
 	}
 	return e.info(d, session), m.edit, nil
@@ -203,12 +216,10 @@ func (e *Engine) EditCellSource(ctx context.Context, session, name string, ref C
 // every one before deleting anything, and saves. It returns the deleted cells
 // in the order given, each with the index it had before the delete.
 func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices []int, ids []string) (NotebookInfo, []CellInfo, error) {
-	d, err := e.lookup(session, name)
+	d, m, err := commitTo(ctx, e, session, name, func(on onNotebook) *deleteCells {
+		return &deleteCells{onNotebook: on, indices: indices, ids: ids}
+	})
 	if err != nil {
-		return NotebookInfo{}, nil, err
-	}
-	m := &deleteCells{onNotebook: e.on(d), indices: indices, ids: ids}
-	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, nil, err
 	}
 	return e.info(d, session), m.deleted, nil
@@ -218,12 +229,10 @@ func (e *Engine) DeleteCells(ctx context.Context, session, name string, indices 
 // cell and its old and new index. With indices, [A B C D] moving 1 to 3
 // gives [A C D B]: the target index is where the cell ends up.
 func (e *Engine) MoveCell(ctx context.Context, session, name string, src, dst CellRef) (NotebookInfo, CellInfo, int, error) {
-	d, err := e.lookup(session, name)
+	d, m, err := commitTo(ctx, e, session, name, func(on onNotebook) *moveCell {
+		return &moveCell{onNotebook: on, src: src, dst: dst}
+	})
 	if err != nil {
-		return NotebookInfo{}, CellInfo{}, 0, err
-	}
-	m := &moveCell{onNotebook: e.on(d), src: src, dst: dst}
-	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, CellInfo{}, 0, err
 	}
 	return e.info(d, session), m.moved, m.from, nil
@@ -231,12 +240,10 @@ func (e *Engine) MoveCell(ctx context.Context, session, name string, src, dst Ce
 
 // ClearCellOutput clears a code cell's outputs and execution count and saves.
 func (e *Engine) ClearCellOutput(ctx context.Context, session, name string, ref CellRef) (NotebookInfo, CellInfo, error) {
-	d, err := e.lookup(session, name)
+	d, m, err := commitTo(ctx, e, session, name, func(on onNotebook) *clearOutputs {
+		return &clearOutputs{onNotebook: on, ref: ref}
+	})
 	if err != nil {
-		return NotebookInfo{}, CellInfo{}, err
-	}
-	m := &clearOutputs{onNotebook: e.on(d), ref: ref}
-	if err := e.commit(ctx, d, session, m); err != nil {
 		return NotebookInfo{}, CellInfo{}, err
 	}
 	return e.info(d, session), m.cell, nil

@@ -198,6 +198,8 @@ type Engine struct {
 	first *jupyter.Client
 	// jupyterState is what that supervisor last said.
 	jupyterState atomic.Pointer[jupyter.ServerState]
+	// health is what WatchJupyter last found (jupyter_health.go).
+	health atomic.Pointer[jupyterHealth]
 
 	undo    *undoLog // what it takes to revert each call's change (undo.go)
 	undoSeq atomic.Uint64
@@ -453,4 +455,7 @@ type ExecResult struct {
 	Interrupted     bool
 	Elapsed         time.Duration
 	KernelRestarted bool // the kernel died and was replaced (kernel.auto-restart): state was lost
+	// InterruptedByPerson: the person at the workbench interrupted the
+	// kernel while this ran (person_interrupt.go).
+	InterruptedByPerson bool
 }

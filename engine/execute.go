@@ -22,7 +22,7 @@ import (
 const (
 	statusRunning     = "running"     // ExecResult: the timeout passed first
 	statusDied        = "died"        // the kernel died during the run
-	statusInterrupted = "interrupted" // ExecEvent: a cancelled call interrupted it
+	statusInterrupted = "interrupted" // ExecEvent: a cancelled call or the person interrupted it
 )
 
 // timeout applies the default and the cap to a requested timeout.
@@ -45,14 +45,14 @@ func (e *Engine) timeout(t time.Duration) time.Duration {
 // *KernelLostError, unless it died and kernel.auto-restart is on: then the
 // kernel is restarted and the result has KernelRestarted set.
 func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref CellRef, opts ExecOptions) (ExecResult, error) {
-	d, err := e.lookup(session, name)
-	if err != nil {
-		return ExecResult{}, err
-	}
 	// Clearing the outputs before a run is not kept for undo: the run's
-	// outputs follow it at once.
-	m := &clearOutputs{onNotebook: e.on(d), ref: ref, forRun: true}
-	if err := e.commit(withoutUndo(ctx), d, session, m); err != nil {
+	// outputs follow it at once. The source that runs is the one the
+	// clearing found (and, for a held call, checked against the one shown)
+	// under the notebook's writeMu, not one read again.
+	d, m, err := commitTo(withoutUndo(ctx), e, session, name, func(on onNotebook) *clearOutputs {
+		return &clearOutputs{onNotebook: on, ref: ref, forRun: true}
+	})
+	if err != nil {
 		return ExecResult{}, err
 	}
 	return e.runCell(ctx, d, m.cell.ID, m.cell.Index, m.cell.Source, opts)
@@ -60,16 +60,13 @@ func (e *Engine) ExecuteCell(ctx context.Context, session, name string, ref Cell
 
 // InsertExecuteCell inserts a code cell at index (-1 appends) and runs it.
 func (e *Engine) InsertExecuteCell(ctx context.Context, session, name string, index int, source string, opts ExecOptions) (ExecResult, error) {
-	m := &insertCell{index: index, cellType: notebook.Code, source: source, run: true}
-	if err := m.check(); err != nil {
+	if err := checkCode(source); err != nil {
 		return ExecResult{}, err
 	}
-	d, err := e.lookup(session, name)
+	d, m, err := commitTo(ctx, e, session, name, func(on onNotebook) *insertCell {
+		return &insertCell{onNotebook: on, index: index, cellType: notebook.Code, source: source, run: true}
+	})
 	if err != nil {
-		return ExecResult{}, err
-	}
-	m.onNotebook = e.on(d)
-	if err := e.commit(ctx, d, session, m); err != nil {
 		return ExecResult{}, err
 	}
 	return e.runCell(ctx, d, m.inserted.ID, m.inserted.Index, source, opts)
@@ -106,31 +103,35 @@ func (e *Engine) ExecuteCode(ctx context.Context, session, code string, opts Exe
 	if err := checkCode(code); err != nil {
 		return ExecResult{}, err
 	}
-	if e.sandboxes != nil {
-		res, ok, err := e.executeOnSandbox(ctx, session, code, opts)
-		if ok {
-			return res, err
+	// Where it runs is chosen once and, for a held call, checked against
+	// where its person was shown it would run; it runs there, never on a
+	// target looked up again (a sandbox chosen since, bound.go).
+	var t codeTarget
+	err := e.asShown(ctx, func() error {
+		var err error
+		if t, err = e.codeTarget(session, opts.KernelID); err != nil {
+			return err
 		}
+		return stillShown(ctx, t.bound())
+	})
+	if err != nil {
+		return ExecResult{}, err
+	}
+	if t.sandbox != nil {
+		return e.executeOnSandbox(ctx, t.sandbox, code, opts)
 	}
 	var (
 		k      *kernelEntry
-		d      *document
+		d      = t.doc
 		client *jupyter.Client
-		err    error
 	)
-	if opts.KernelID != "" {
+	if d == nil {
 		client = e.jupyterClient()
-		k, err = e.acquireKernel(ctx, client, opts.KernelID, true)
+		k, err = e.acquireKernel(ctx, client, t.kernelID, true)
 		if err != nil {
 			return ExecResult{}, err
 		}
 	} else {
-		// Without a notebook the error says there is no current notebook;
-		// the caller knows what else could name a kernel.
-		d, err = e.lookup(session, "")
-		if err != nil {
-			return ExecResult{}, err
-		}
 		k, client = d.kernel, d.file.Client()
 	}
 	x, err := e.startExecution(ctx, k, nil, client, "", -1, code, opts)

@@ -73,6 +73,7 @@ type execution struct {
 	err          error // ErrKernelDied, ErrDisconnected, ...
 	restarted    bool
 	interrupted  bool
+	byPerson     bool // the person interrupted the kernel at the workbench (person_interrupt.go)
 	// begun: the kernel has started this run (its first message came).
 	// dropOnStart: it was cancelled while still queued behind another
 	// run, and is interrupted the moment it starts (abort).
@@ -170,14 +171,15 @@ func (x *execution) outcome(stillRunning bool) execOutcome {
 	}
 	return execOutcome{
 		ExecResult: ExecResult{
-			ExecID:          x.id,
-			KernelID:        x.kernel.id,
-			Outputs:         outs,
-			ExecutionCount:  x.count,
-			Status:          status,
-			StillRunning:    stillRunning,
-			Elapsed:         time.Since(x.started),
-			KernelRestarted: x.restarted,
+			ExecID:              x.id,
+			KernelID:            x.kernel.id,
+			Outputs:             outs,
+			ExecutionCount:      x.count,
+			Status:              status,
+			StillRunning:        stillRunning,
+			Elapsed:             time.Since(x.started),
+			KernelRestarted:     x.restarted,
+			InterruptedByPerson: x.byPerson && status != statusRunning,
 		},
 		err: x.err,
 	}
@@ -233,7 +235,7 @@ func (x *execution) runEnded(reply *jupyter.ExecuteReply, err error) {
 func (x *execution) unaskedInterrupt(reply *jupyter.ExecuteReply) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return reply != nil && reply.EName == "KeyboardInterrupt" && !x.interrupted
+	return reply != nil && reply.EName == "KeyboardInterrupt" && !x.interrupted && !x.byPerson
 }
 
 // abandon ends a run that can never end on its own: its kernel was
@@ -286,7 +288,7 @@ func (x *execution) finishRun(reply *jupyter.ExecuteReply, err error) {
 		}
 	}
 	status = x.status
-	if x.interrupted {
+	if x.interrupted || (x.byPerson && status == "error") {
 		status = statusInterrupted
 	}
 	x.mu.Unlock()

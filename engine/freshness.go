@@ -94,7 +94,7 @@ func (e *Engine) checkFile(ctx context.Context, d *document, session string) err
 	m, err := d.file.Client().Get(ctx, d.path, false)
 	if err != nil {
 		if jupyter.IsNotFound(err) {
-			return &NotebookFileGoneError{Notebook: d.name, Path: d.path}
+			return e.restoreSetAside(ctx, d, session)
 		}
 		return err
 	}
@@ -123,6 +123,27 @@ func (e *Engine) checkFile(ctx context.Context, d *document, session string) err
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	_, err = e.syncFromDisk(ctx, d, session)
+	return err
+}
+
+// restoreSetAside answers a check that found d's file missing. When the
+// server set our last save aside after answering it (nbfile.MovedAside),
+// the save is made again from d.nb, as the next change would make it, so
+// that neither a read nor the watcher reports the notebook gone while it
+// holds every acknowledged change. A file removed by someone stays
+// removed.
+func (e *Engine) restoreSetAside(ctx context.Context, d *document, session string) error {
+	gone := &NotebookFileGoneError{Notebook: d.name, Path: d.path}
+	d.mu.RLock()
+	nb, saved := d.nb, d.lastModified
+	d.mu.RUnlock()
+	if !d.file.MovedAside(ctx, nb, saved) {
+		return gone
+	}
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	// Checked again under the save lock; a save is never cut short.
+	_, err := e.commitOnce(context.WithoutCancel(ctx), d, session, func() []*pendingMutation { return nil })
 	return err
 }
 

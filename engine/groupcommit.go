@@ -182,6 +182,15 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 	}
 	defer lock.Release()
 	reloaded, err := e.syncFromDisk(ctx, d, session)
+	// A file gone because the server set our last save aside after it
+	// answered it (see nbfile.SaveKept) is saved again from d.nb, which
+	// holds that save; a file removed by someone is not.
+	restore := false
+	if gone := (*NotebookFileGoneError)(nil); errors.As(err, &gone) && d.file.MovedAside(ctx, d.nb, d.lastModified) {
+		e.log.Warn("the Jupyter server moved the notebook's file aside after our last save (a read elsewhere met it half-written); saving it again",
+			"notebook", d.name, "path", d.path)
+		err, restore = nil, true
+	}
 	if err != nil {
 		// A file caught mid-save by another holder means the lock
 		// was not ours after all.
@@ -223,7 +232,7 @@ func (e *Engine) commitOnce(ctx context.Context, d *document, session string, ta
 		p.applied, p.events, changed = true, events, true
 		p.undo = undoRecordOf(p.ctx, d, before.Cells, work.Cells)
 	}
-	if !changed {
+	if !changed && !restore {
 		return group, nil
 	}
 	fail := func(err error) ([]*pendingMutation, error) {

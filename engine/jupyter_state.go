@@ -21,6 +21,9 @@ func (e *Engine) SetJupyterState(st jupyter.ServerState) {
 	e.first.SetServerState(st)
 	var old *jupyter.ServerState
 	if st.Phase == jupyter.PhaseUp {
+		// The supervisor saw it answer with the token: up, until the
+		// next check says otherwise (jupyter_health.go).
+		e.health.Store(&jupyterHealth{client: e.first, state: event.JupyterUp})
 		old = e.jupyterState.Swap(nil)
 	} else {
 		old = e.jupyterState.Swap(&st)
@@ -38,6 +41,7 @@ func (e *Engine) SetJupyterState(st jupyter.ServerState) {
 func (e *Engine) fillJupyterState(ev *event.ServerEvent) {
 	st := e.jupyterState.Load()
 	if st == nil || e.jupyterClient() != e.first {
+		e.fillJupyterHealth(ev)
 		return
 	}
 	ev.Jupyter = string(st.Phase)

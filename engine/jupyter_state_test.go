@@ -63,7 +63,7 @@ func TestJupyterStateGatesCalls(t *testing.T) {
 	}
 
 	e.SetJupyterState(jupyter.ServerState{Phase: jupyter.PhaseUp})
-	if st := nextState(); st.Jupyter != "" || st.JupyterAttempt != 0 {
+	if st := nextState(); st.Jupyter != event.JupyterUp || st.JupyterAttempt != 0 {
 		t.Errorf("server state when up again: %+v", st)
 	}
 	if _, _, err := e.InsertCell(ctx, "s", "", -1, "code", "x = 1"); err != nil {

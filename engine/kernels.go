@@ -274,7 +274,9 @@ func (e *Engine) InterruptKernel(ctx context.Context, kernelID string) error {
 		return &RequiredError{Field: FieldKernelID}
 	}
 	client := e.jupyterClient()
+	runs := e.markPersonInterrupt(kernelID)
 	if err := client.InterruptKernel(ctx, kernelID); err != nil {
+		unmarkPersonInterrupt(runs)
 		if jupyter.IsNotFound(err) {
 			return e.unknownKernel(ctx, client, kernelID)
 		}

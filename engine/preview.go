@@ -38,6 +38,11 @@ const (
 	PreviewRunCode             // run Source on KernelID, else the session's sandbox or notebook kernel
 	PreviewRestart             // restart the notebook's kernel
 	PreviewUnuse               // release the notebook (and its kernel when no one else uses it)
+
+	// The operations that decide where code runs (preview_where.go).
+	PreviewUseSandbox    // run the session's code on sandbox Sandbox.Name ("": on kernels)
+	PreviewLaunchSandbox // launch the sandbox Sandbox describes
+	PreviewConnect       // switch to the Jupyter server at URL
 )
 
 // PreviewRequest describes a call in the engine's terms. Fields not used by
@@ -55,14 +60,24 @@ type PreviewRequest struct {
 	Indices  []int
 	IDs      []string
 	KernelID string
+	Sandbox  SandboxSpec
+	URL      string
 	// Problem, when set, is why the caller could not build the request
 	// (arguments it could not read); the preview says so.
 	Problem string
 }
 
-// previewTextMax bounds each string of a preview: it travels on an event to
-// every workbench, and a person reads the start of a long cell, not all of it.
+// previewTextMax bounds the sentences of a preview and the neighbours shown
+// for orientation: they travel on an event to every workbench.
 const previewTextMax = 16 << 10
+
+// previewCodeMax bounds what the call would run or write (its code, diff,
+// and the cells it inserts, deletes, moves or runs). A person approves
+// every character of it, so it is carried whole up to a size no tool call
+// reaches in practice (an HTTP request is at most 4 MiB by default); past
+// it the preview says how much was left out, rather than ending the code
+// with words that read as part of it.
+const previewCodeMax = 1 << 20
 
 // previewNeighbours is how many cells around an insertion are shown.
 const previewNeighbours = 1
@@ -81,7 +96,7 @@ func (e *Engine) Preview(ctx context.Context, session string, req PreviewRequest
 		// the words the call gets.
 		p.Problem, p.Refused = err.Error(), IsUserError(err)
 	}
-	boundPreview(&p)
+	capPreview(&p)
 	return p
 }
 
@@ -92,11 +107,15 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 	if req.Op == PreviewNone {
 		return nil
 	}
+	if ok, err := e.previewWhere(session, req, p); ok {
+		return err
+	}
 	d, err := e.lookup(session, req.Notebook)
 	if err != nil {
 		return err
 	}
-	p.Notebook = d.name
+	on := e.on(d)
+	p.Notebook, p.Path, p.Bound = d.name, d.path, on.notebookFacts()
 	if req.Op == PreviewRestart || req.Op == PreviewUnuse {
 		return e.previewKernelState(d, req.Op, p)
 	}
@@ -104,7 +123,6 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		return err
 	}
 	nb := d.model()
-	on := e.on(d)
 	// Each preview is the change the call makes, made on a copy.
 	switch req.Op {
 	case PreviewEdit, PreviewOverwrite:
@@ -114,6 +132,7 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 			m, what = &editSource{onNotebook: on, ref: req.Cell, old: req.Old, new: req.New, all: req.All}, "edit"
 		}
 		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
 		if err != nil && !errors.Is(err, errUnchanged) {
 			return err
 		}
@@ -135,7 +154,9 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		if req.Op == PreviewInsertRun {
 			m.cellType, m.run = notebook.Code, true
 		}
-		if err := tryOnCopy(nb, m); err != nil {
+		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
+		if err != nil {
 			return err
 		}
 		at, n := m.inserted.Index, len(nb.Cells)
@@ -155,7 +176,9 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 		}
 	case PreviewDelete:
 		m := &deleteCells{onNotebook: on, indices: req.Indices, ids: req.IDs}
-		if err := tryOnCopy(nb, m); err != nil {
+		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
+		if err != nil {
 			return err
 		}
 		p.What = fmt.Sprintf("delete %d of %d cells", len(m.deleted), len(nb.Cells))
@@ -166,6 +189,7 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 	case PreviewMove:
 		m := &moveCell{onNotebook: on, src: req.Cell, dst: req.Target}
 		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
 		if err != nil && !errors.Is(err, errUnchanged) {
 			return err
 		}
@@ -182,6 +206,7 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 	case PreviewRunCell:
 		m := &clearOutputs{onNotebook: on, ref: req.Cell, forRun: true}
 		err := tryOnCopy(nb, m)
+		p.Bound = m.bound()
 		if m.cell.ID != "" {
 			p.What = fmt.Sprintf("run cell %d (id %s) on kernel %s", m.cell.Index, m.cell.ID, short8(d.kernel.id))
 		}
@@ -203,30 +228,31 @@ func (e *Engine) preview(ctx context.Context, session string, req PreviewRequest
 // notebook's kernel.
 func (e *Engine) previewCode(session string, req PreviewRequest, p *event.CallPreview) error {
 	p.Code = req.Source
-	if en := e.sandboxes.activeFor(session); en != nil {
-		p.What = fmt.Sprintf("run code on sandbox %s (%s)", en.name, en.variant)
-		p.Language = "python"
-		return nil
+	t, err := e.codeTarget(session, req.KernelID)
+	if err != nil {
+		return err
 	}
-	if req.KernelID != "" {
-		p.What = "run code on kernel " + short8(req.KernelID)
+	p.Bound = t.bound()
+	switch {
+	case t.sandbox != nil:
+		p.What = fmt.Sprintf("run code on sandbox %s (%s)", t.sandbox.name, t.sandbox.variant)
+		p.Language = "python"
+	case t.doc != nil:
+		d := t.doc
+		p.Notebook, p.Path = d.name, d.path
+		p.What = fmt.Sprintf("run code on kernel %s (notebook %s); not saved to the notebook", short8(d.kernel.id), d.name)
+		p.Language = notebookLanguage(d.model())
+	default:
+		p.What = "run code on kernel " + short8(t.kernelID)
 		e.mu.RLock()
 		for _, d := range e.docs {
-			if d.kernel.id == req.KernelID {
+			if d.kernel.id == t.kernelID {
 				p.Language = notebookLanguage(d.model())
 				break
 			}
 		}
 		e.mu.RUnlock()
-		return nil
 	}
-	d, err := e.lookup(session, "")
-	if err != nil {
-		return err
-	}
-	p.Notebook = d.name
-	p.What = fmt.Sprintf("run code on kernel %s (notebook %s); not saved to the notebook", short8(d.kernel.id), d.name)
-	p.Language = notebookLanguage(d.model())
 	return nil
 }
 
@@ -304,14 +330,35 @@ func short8(id string) string {
 	return id
 }
 
-// boundPreview cuts every string of p to previewTextMax.
-func boundPreview(p *event.CallPreview) {
-	for _, s := range []*string{&p.Diff, &p.Code, &p.What, &p.Problem} {
+// capPreview cuts the sentences of p to previewTextMax and what it would
+// run or write to previewCodeMax, saying how much was left out.
+func capPreview(p *event.CallPreview) {
+	for _, s := range []*string{&p.What, &p.Problem} {
 		*s = cutText(*s)
 	}
+	p.Code, p.CodeCut = cutBytes(p.Code, previewCodeMax)
+	p.Diff, p.DiffCut = cutBytes(p.Diff, previewCodeMax)
 	for i := range p.Cells {
-		p.Cells[i].Source = cutText(p.Cells[i].Source)
+		c := &p.Cells[i]
+		limit := previewCodeMax
+		if c.Role == event.PreviewCellContext {
+			limit = previewTextMax
+		}
+		c.Source, c.SourceCut = cutBytes(c.Source, limit)
 	}
+}
+
+// cutBytes cuts s to at most n bytes, on a rune boundary, and says how many
+// bytes were left out.
+func cutBytes(s string, n int) (string, int) {
+	if len(s) <= n {
+		return s, 0
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], len(s) - cut
 }
 
 func cutText(s string) string {

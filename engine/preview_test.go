@@ -112,6 +112,17 @@ func testPreviews(t *testing.T, f *fixture) {
 	if p.Problem != "" || p.Code != "import os" || p.Language != "python" || p.Notebook != "nb" || !strings.Contains(p.What, "not saved") {
 		t.Fatalf("run code preview: %+v", p)
 	}
+	// Code is carried whole, well past what a sentence may take; past
+	// previewCodeMax it is cut, and the preview says by how much (never
+	// with words appended to the code).
+	long := strings.Repeat("x = 1  # padding the cell\n", 700) + "print('the end')"
+	if p = e.Preview(ctx, "s", PreviewRequest{Op: PreviewRunCode, Source: long}); p.Code != long || p.CodeCut != 0 {
+		t.Fatalf("a %d-byte code came %d bytes long, %d cut", len(long), len(p.Code), p.CodeCut)
+	}
+	huge := strings.Repeat("y", previewCodeMax+10)
+	if p = e.Preview(ctx, "s", PreviewRequest{Op: PreviewRunCode, Source: huge}); len(p.Code) != previewCodeMax || p.CodeCut != 10 || strings.Contains(p.Code, "more bytes") {
+		t.Fatalf("a huge code: %d bytes carried, %d cut", len(p.Code), p.CodeCut)
+	}
 	p = e.Preview(ctx, "nobody", PreviewRequest{Op: PreviewRunCode, Source: "1"})
 	if p.Problem == "" || p.Code != "1" {
 		t.Fatalf("run code without a notebook: %+v", p)

@@ -170,15 +170,8 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	if err := checkName(name); err != nil {
 		return SandboxInfo{}, err
 	}
-	variant := sandbox.Normalize(spec.Variant)
-	if variant == "" {
-		variant = sandbox.DefaultVariant(r.defaultVariant)
-	}
-	if err := sandbox.Check(variant, sandbox.Args{
-		GPU:                strings.TrimSpace(spec.GPU),
-		EnvironmentVersion: strings.TrimSpace(spec.EnvironmentVersion),
-		SnapshotName:       strings.TrimSpace(spec.SnapshotName),
-	}); err != nil {
+	variant, err := r.variantOf(spec)
+	if err != nil {
 		return SandboxInfo{}, err
 	}
 	timeout := spec.Timeout
@@ -222,7 +215,6 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 		}
 	}
 	var sb sandbox.Sandbox
-	var err error
 	switch variant {
 	case sandbox.Eval:
 		sb, err = sandbox.LaunchEval(ctx, sandbox.EvalOptions{Python: r.python, OnState: onState, Logger: r.log.With("sandbox", name)})
@@ -253,6 +245,21 @@ func (e *Engine) LaunchSandbox(ctx context.Context, session string, spec Sandbox
 	r.publishState(name, id, variant, info.State)
 	r.log.Info("sandbox launched", "name", name, "id", id, "variant", variant, "kernel", info.KernelID, "pid", info.PID)
 	return info, nil
+}
+
+// variantOf is the variant a launch of spec gets, checked against the
+// arguments it takes (a refusal when it cannot be launched so).
+func (r *sandboxRegistry) variantOf(spec SandboxSpec) (string, error) {
+	variant := sandbox.Normalize(spec.Variant)
+	if variant == "" {
+		variant = sandbox.DefaultVariant(r.defaultVariant)
+	}
+	err := sandbox.Check(variant, sandbox.Args{
+		GPU:                strings.TrimSpace(spec.GPU),
+		EnvironmentVersion: strings.TrimSpace(spec.EnvironmentVersion),
+		SnapshotName:       strings.TrimSpace(spec.SnapshotName),
+	})
+	return variant, err
 }
 
 // launchJupyter starts the kernel of a jupyter-server sandbox, on the
@@ -411,8 +418,8 @@ func (r *sandboxRegistry) closeAll(ctx context.Context) {
 	wg.Wait()
 }
 
-// executeOnSandbox runs code on the session's active sandbox. ok is false
-// when the session has none (execute_code then uses kernels).
+// executeOnSandbox runs code on sandbox en (the session's active one when
+// ExecuteCode chose it).
 //
 // The timeout is opts.Timeout, or the sandbox's own when that is 0. When it
 // passes, a jupyter-server sandbox's code keeps running (StillRunning; its
@@ -421,12 +428,8 @@ func (r *sandboxRegistry) closeAll(ctx context.Context) {
 // cancelled call interrupts the code and returns what it produced with
 // Status "aborted" and an error wrapping the cancellation, as ExecuteCode
 // does for kernels.
-func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opts ExecOptions) (res ExecResult, ok bool, err error) {
+func (e *Engine) executeOnSandbox(ctx context.Context, en *sandboxEntry, code string, opts ExecOptions) (ExecResult, error) {
 	r := e.sandboxes
-	en := r.activeFor(session)
-	if en == nil {
-		return ExecResult{}, false, nil
-	}
 	name := en.name
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -519,13 +522,13 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 		r.publish(event.Event{Type: event.EvExecFinished, Exec: execEvent(event.ExecEvent{Status: "aborted", Elapsed: time.Since(started)})})
 		switch {
 		case errors.Is(err, sandbox.ErrNotRunning):
-			return ExecResult{}, true, &SandboxDownError{Name: name, Variant: en.variant, State: en.sb.State()}
+			return ExecResult{}, &SandboxDownError{Name: name, Variant: en.variant, State: en.sb.State()}
 		case ctx.Err() != nil:
-			return ExecResult{}, true, fmt.Errorf("the execution on sandbox %q was cancelled before it started: %w", name, context.Cause(ctx))
+			return ExecResult{}, fmt.Errorf("the execution on sandbox %q was cancelled before it started: %w", name, context.Cause(ctx))
 		}
-		return ExecResult{}, true, fmt.Errorf("running code on sandbox %q: %w", name, err)
+		return ExecResult{}, fmt.Errorf("running code on sandbox %q: %w", name, err)
 	}
-	res = ExecResult{
+	res := ExecResult{
 		ExecID:         execID,
 		SandboxName:    name,
 		Outputs:        sres.Outputs,
@@ -549,9 +552,9 @@ func (e *Engine) executeOnSandbox(ctx context.Context, session, code string, opt
 	}
 	if ctx.Err() != nil && sres.Interrupted {
 		res.Status = "aborted"
-		return res, true, fmt.Errorf("the execution was cancelled and sandbox %q was interrupted: %w", name, context.Cause(ctx))
+		return res, fmt.Errorf("the execution was cancelled and sandbox %q was interrupted: %w", name, context.Cause(ctx))
 	}
-	return res, true, nil
+	return res, nil
 }
 
 // notebookKernel resolves a use_notebook kernel_id that names a sandbox (by

@@ -206,7 +206,7 @@ func TestEvalSandboxLifecycle(t *testing.T) {
 	}
 
 	// Without use_sandbox, execute_code goes to kernels.
-	if _, ok, err := e.executeOnSandbox(ctx, "s1", "1", ExecOptions{}); ok || err != nil {
+	if _, ok, err := runOnActive(e, ctx, "s1", "1", ExecOptions{}); ok || err != nil {
 		t.Fatalf("executeOnSandbox before use: ok=%v err=%v", ok, err)
 	}
 	if _, err := e.UseSandbox("s1", "nope"); !IsUserError(err) || !strings.Contains(err.Error(), `"py"`) {
@@ -216,12 +216,12 @@ func TestEvalSandboxLifecycle(t *testing.T) {
 		t.Fatalf("UseSandbox = %q, %v", got, err)
 	}
 
-	res, ok, err := e.executeOnSandbox(ctx, "s1", "x = 20", ExecOptions{CallID: "c1"})
+	res, ok, err := runOnActive(e, ctx, "s1", "x = 20", ExecOptions{CallID: "c1"})
 	if !ok || err != nil || res.Status != "ok" || res.SandboxName != "py" {
 		t.Fatalf("first run: ok=%v err=%v res=%+v", ok, err, res)
 	}
 	var progress []ExecProgress
-	res, ok, err = e.executeOnSandbox(ctx, "s1", "import time\nprint('start')\ntime.sleep(0.35)\nx + 1", ExecOptions{
+	res, ok, err = runOnActive(e, ctx, "s1", "import time\nprint('start')\ntime.sleep(0.35)\nx + 1", ExecOptions{
 		CallID:           "c2",
 		Progress:         func(p ExecProgress) { progress = append(progress, p) },
 		ProgressInterval: 100 * time.Millisecond,
@@ -251,28 +251,28 @@ func TestEvalSandboxLifecycle(t *testing.T) {
 	// The sandbox's own timeout applies when the call passes none, and an
 	// eval run past it is interrupted, saying so.
 	t0 := time.Now()
-	res, _, err = e.executeOnSandbox(ctx, "s1", "import time\ntime.sleep(30)", ExecOptions{})
+	res, _, err = runOnActive(e, ctx, "s1", "import time\ntime.sleep(30)", ExecOptions{})
 	if err != nil || res.StillRunning || time.Since(t0) > 5*time.Second || !strings.Contains(outputsText(res.Outputs), "ran past its 2s timeout") {
 		t.Errorf("timed-out run: err=%v after %s: %+v", err, time.Since(t0), res)
 	}
 	if evs := log.execEvents(res.ExecID); evs[len(evs)-1].Exec.Status != "interrupted" {
 		t.Errorf("finish event status %q, want interrupted", evs[len(evs)-1].Exec.Status)
 	}
-	res, _, _ = e.executeOnSandbox(ctx, "s1", "import time\ntime.sleep(30)", ExecOptions{Timeout: 300 * time.Millisecond})
+	res, _, _ = runOnActive(e, ctx, "s1", "import time\ntime.sleep(30)", ExecOptions{Timeout: 300 * time.Millisecond})
 	if !strings.Contains(outputsText(res.Outputs), "ran past its 300ms timeout") {
 		t.Errorf("call timeout not used: %+v", res)
 	}
 
 	// A cancelled call interrupts the code and says so.
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	res, ok, err = e.executeOnSandbox(cctx, "s1", "import time\ntime.sleep(30)", ExecOptions{})
+	res, ok, err = runOnActive(e, cctx, "s1", "import time\ntime.sleep(30)", ExecOptions{})
 	cancel()
 	if !ok || err == nil || !errors.Is(err, context.DeadlineExceeded) || res.Status != "aborted" {
 		t.Errorf("cancelled run: ok=%v err=%v res=%+v", ok, err, res)
 	}
 
 	// Routing is per session, and listing marks the asking session's one.
-	if _, ok, _ := e.executeOnSandbox(ctx, "s2", "1", ExecOptions{}); ok {
+	if _, ok, _ := runOnActive(e, ctx, "s2", "1", ExecOptions{}); ok {
 		t.Error("session s2 was routed to s1's sandbox")
 	}
 	if l := e.ListSandboxes("s1"); len(l) != 1 || !l[0].Active || l[0].Name != "py" {
@@ -284,7 +284,7 @@ func TestEvalSandboxLifecycle(t *testing.T) {
 	if got, err := e.UseSandbox("s1", ""); err != nil || got != "" {
 		t.Errorf("UseSandbox(\"\") = %q, %v", got, err)
 	}
-	if _, ok, _ := e.executeOnSandbox(ctx, "s1", "1", ExecOptions{}); ok {
+	if _, ok, _ := runOnActive(e, ctx, "s1", "1", ExecOptions{}); ok {
 		t.Error("UseSandbox(\"\") did not return execute_code to kernels")
 	}
 
@@ -302,7 +302,7 @@ func TestEvalSandboxLifecycle(t *testing.T) {
 	if l := e.ListSandboxes("s2"); len(l) != 0 {
 		t.Errorf("still listed: %+v", l)
 	}
-	if _, ok, _ := e.executeOnSandbox(ctx, "s2", "1", ExecOptions{}); ok {
+	if _, ok, _ := runOnActive(e, ctx, "s2", "1", ExecOptions{}); ok {
 		t.Error("a terminated sandbox is still routed to")
 	}
 	if st := log.sandboxStates("py"); st[len(st)-1] != "terminated" {
@@ -336,7 +336,7 @@ func TestSandboxCloseAllAndSessionClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sandboxes.sessionClosed("s1")
-	if _, ok, _ := e.executeOnSandbox(ctx, "s1", "1", ExecOptions{}); ok {
+	if _, ok, _ := runOnActive(e, ctx, "s1", "1", ExecOptions{}); ok {
 		t.Error("a closed session kept its sandbox")
 	}
 	e.sandboxes.closeAll(ctx)
@@ -377,10 +377,10 @@ func TestJupyterServerSandbox(t *testing.T) {
 	if _, err := e.UseSandbox("s1", "k"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.executeOnSandbox(ctx, "s1", "y = 6", ExecOptions{}); err != nil {
+	if _, _, err := runOnActive(e, ctx, "s1", "y = 6", ExecOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, ok, err := e.executeOnSandbox(ctx, "s1", "y * 7", ExecOptions{})
+	res, ok, err := runOnActive(e, ctx, "s1", "y * 7", ExecOptions{})
 	if !ok || err != nil || outputsText(res.Outputs) != "42\n" || res.KernelID != info.KernelID || res.SandboxName != "k" {
 		t.Fatalf("run: ok=%v err=%v res=%+v", ok, err, res)
 	}
@@ -390,7 +390,7 @@ func TestJupyterServerSandbox(t *testing.T) {
 	// carry their newest lines.
 	var mu sync.Mutex
 	var reports []ExecProgress
-	res, _, err = e.executeOnSandbox(ctx, "s1", "import time\nfrom IPython.display import clear_output\nprint('old', flush=True)\nclear_output()\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(1)",
+	res, _, err = runOnActive(e, ctx, "s1", "import time\nfrom IPython.display import clear_output\nprint('old', flush=True)\nclear_output()\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(1)",
 		ExecOptions{ProgressInterval: 200 * time.Millisecond, Progress: func(p ExecProgress) {
 			mu.Lock()
 			reports = append(reports, p)
@@ -422,7 +422,7 @@ func TestJupyterServerSandbox(t *testing.T) {
 
 	// Past its timeout the code keeps running on the kernel; its later
 	// output and its end arrive as events.
-	res, _, err = e.executeOnSandbox(ctx, "s1", "import time\nprint('a', flush=True)\ntime.sleep(1)\nprint('b')", ExecOptions{Timeout: 300 * time.Millisecond})
+	res, _, err = runOnActive(e, ctx, "s1", "import time\nprint('a', flush=True)\ntime.sleep(1)\nprint('b')", ExecOptions{Timeout: 300 * time.Millisecond})
 	if err != nil || !res.StillRunning || outputsText(res.Outputs) != "a\n" {
 		t.Fatalf("timed-out run: err=%v res=%+v", err, res)
 	}
@@ -506,4 +506,15 @@ func TestUseNotebookOnASandbox(t *testing.T) {
 	if !IsUserError(err) || !strings.Contains(err.Error(), "cannot host a notebook") {
 		t.Fatalf("eval sandbox as kernel: %v", err)
 	}
+}
+
+// runOnActive runs code on session's active sandbox as ExecuteCode does;
+// ok is false when the session has none.
+func runOnActive(e *Engine, ctx context.Context, session, code string, opts ExecOptions) (ExecResult, bool, error) {
+	en := e.sandboxes.activeFor(session)
+	if en == nil {
+		return ExecResult{}, false, nil
+	}
+	res, err := e.executeOnSandbox(ctx, en, code, opts)
+	return res, true, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/internal/invisible"
 )
 
 // Approval through the client. With --approve on and no workbench attached,
@@ -119,14 +121,28 @@ func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.Ra
 	var m map[string]any
 	_ = json.Unmarshal(redactArgs(args), &m)
 	name, _ := m["notebook_name"].(string)
-	if nb, err := s.e.Notebook(session, name); err == nil {
-		fmt.Fprintf(&b, " on notebook '%s' (%s)", nb.Name, nb.Path)
+	// Names the agent chose, their hidden characters shown as markers.
+	show := invisible.ShowLine
+	if preview != nil && preview.Notebook != "" {
+		// The notebook the preview found: the one the call acts on.
+		fmt.Fprintf(&b, " on notebook '%s' (%s)", show(preview.Notebook), show(preview.Path))
+	} else if nb, err := s.e.Notebook(session, name); err == nil {
+		fmt.Fprintf(&b, " on notebook '%s' (%s)", show(nb.Name), show(nb.Path))
 	} else if name != "" {
-		fmt.Fprintf(&b, " on notebook '%s'", name)
+		fmt.Fprintf(&b, " on notebook '%s'", show(name))
 	}
 	b.WriteString(".")
 	b.WriteString(previewText(preview))
-	if summary := argsSummary(m); summary != "" {
+	var shown []string // what the preview text already carries whole
+	if preview != nil {
+		shown = append(shown, preview.Code)
+		for _, c := range preview.Cells {
+			if c.Role == event.PreviewCellNew {
+				shown = append(shown, c.Source)
+			}
+		}
+	}
+	if summary := argsSummary(m, shown...); summary != "" {
 		b.WriteString("\nArguments: " + summary)
 	}
 	fmt.Fprintf(&b, "\nThis server holds such calls for approval (--approve %s). Allow it to run once, or deny it (a reason you give is passed to the agent). Without an answer within %s it is denied.",
@@ -134,62 +150,103 @@ func (s *Server) approvalQuestion(d *toolDef, session, tool string, args json.Ra
 	return b.String()
 }
 
-// Bounds of the preview in a question: a person reads its start in a
-// dialog, not a whole cell.
-const (
-	previewLines     = 12
-	previewTextBytes = 1500
-)
+// questionCodeBytes bounds the code (or diff, or new cell) a question
+// carries. Past it the question says where the code was cut and where the
+// whole of it is: a person must never take the end of a message for the end
+// of the code.
+const questionCodeBytes = 32 << 10
+
+// foldRun is the shortest run of blank lines a question folds into one line
+// that counts them (a run of them must not push the rest out of sight).
+const foldRun = 3
 
 // previewRoles words a preview cell's role.
 var previewRoles = map[string]string{event.PreviewCellNew: "would be inserted", event.PreviewCellGone: "would be deleted", event.PreviewCellMoved: "would be moved", event.PreviewCellRun: "would run"}
 
 // previewText is the preview as lines of the question ("" when there is
 // none): what the call would do, or the refusal it will get; the cells it
-// would insert, delete, move or run (their first line), the start of a
-// diff or of the code, and the state that would be lost.
+// would insert (whole), delete, move or run (their first line), the diff
+// and the code whole (hidden characters shown as ⟨ESC⟩, ⟨U+202E⟩ and
+// counted, runs of blank lines folded with a count) or cut with a sentence
+// saying where and where to read the rest, and the state that would be lost.
 func previewText(p *event.CallPreview) string {
 	if p == nil || (p.What == "" && !p.Refused) {
 		return ""
 	}
 	var b strings.Builder
+	if p.Changed != "" {
+		b.WriteString("\nAsked again: what it would do changed after you were shown it (" + invisible.ShowLine(oneLine(p.Changed)) + ").")
+	}
 	if p.What != "" {
-		b.WriteString("\nIt would " + p.What + ".")
+		b.WriteString("\nIt would " + invisible.ShowLine(p.What) + ".")
 	}
 	if p.Refused {
 		// What the call will fail with if allowed, as the engine says it.
-		b.WriteString("\nIt will be refused: " + oneLine(p.Problem) + ".")
+		b.WriteString("\nIt will be refused: " + invisible.ShowLine(oneLine(p.Problem)) + ".")
 	}
+	var hidden invisible.Report
 	for _, c := range p.Cells {
 		role, ok := previewRoles[c.Role]
 		if !ok {
 			continue
 		}
-		first, _, _ := strings.Cut(strings.TrimSpace(c.Source), "\n")
-		fmt.Fprintf(&b, "\n  cell %d (%s) %s: %s", c.Index, c.ID, role, oneLine(first))
-	}
-	for _, block := range []string{p.Diff, p.Code} {
-		if block == "" {
+		if c.Role == event.PreviewCellNew && c.Source != p.Code {
+			fmt.Fprintf(&b, "\n  cell %d %s, its source:", c.Index, role)
+			b.WriteString(codeBlock(c.Source, c.SourceCut, "cell_source"))
+			hidden.Add(invisible.Inspect(c.Source))
 			continue
 		}
-		lines := strings.Split(strings.TrimRight(block, "\n"), "\n")
-		if len(lines) > previewLines {
-			lines = append(lines[:previewLines], fmt.Sprintf("… %d more lines", len(lines)-previewLines))
-		}
-		b.WriteString("\n  " + strings.Join(lines, "\n  "))
+		first, _, _ := strings.Cut(strings.TrimSpace(c.Source), "\n")
+		fmt.Fprintf(&b, "\n  cell %d (%s) %s: %s", c.Index, c.ID, role, invisible.ShowLine(oneLine(first)))
+	}
+	if p.Diff != "" {
+		b.WriteString("\nThe change:")
+		b.WriteString(codeBlock(p.Diff, p.DiffCut, "new_string"))
+		hidden.Add(invisible.Inspect(p.Diff))
+	}
+	if p.Code != "" {
+		fmt.Fprintf(&b, "\nThe code (%d lines, %d bytes):", strings.Count(strings.TrimSuffix(p.Code, "\n"), "\n")+1, len(p.Code)+p.CodeCut)
+		b.WriteString(codeBlock(p.Code, p.CodeCut, "code"))
+		hidden.Add(invisible.Inspect(p.Code))
+	}
+	if hidden.Any() {
+		b.WriteString("\nWarning: it holds characters that show nothing or move text, each written above as ⟨…⟩: " + hidden.Summary() + ".")
 	}
 	if len(p.Facts) > 0 {
-		b.WriteString("\nWould be lost: " + strings.Join(p.Facts, "; "))
+		b.WriteString("\nWould be lost: " + invisible.ShowLine(strings.Join(p.Facts, "; ")))
 	}
-	text := b.String()
-	if len(text) > previewTextBytes {
-		cut := previewTextBytes
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
+	return b.String()
+}
+
+// codeBlock is text as indented lines of a question, hidden characters
+// shown, blank runs folded, cut at questionCodeBytes with a sentence that
+// says where and names the argument that holds the whole (arg). cut is what
+// the preview itself could not carry.
+func codeBlock(text string, cut int, arg string) string {
+	lines := strings.Split(strings.TrimSuffix(invisible.Show(text), "\n"), "\n")
+	var b strings.Builder
+	for i := 0; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == "" {
+			j := i
+			for j < len(lines) && strings.TrimSpace(lines[j]) == "" {
+				j++
+			}
+			if j-i >= foldRun {
+				fmt.Fprintf(&b, "\n  ⋯ %d blank lines (lines %d–%d) ⋯", j-i, i+1, j)
+				i = j - 1
+				continue
+			}
 		}
-		text = text[:cut] + "…"
+		if b.Len()+len(lines[i]) > questionCodeBytes {
+			fmt.Fprintf(&b, "\n  ✂ cut here: lines %d–%d are not in this message. The whole is the %s argument of this call (your host shows a call's arguments), or open the workbench to read it before you answer.", i+1, len(lines), arg)
+			return b.String()
+		}
+		b.WriteString("\n  " + lines[i])
 	}
-	return text
+	if cut > 0 {
+		fmt.Fprintf(&b, "\n  ✂ %d more bytes were too long to preview: the whole is the %s argument of this call.", cut, arg)
+	}
+	return b.String()
 }
 
 // firstSentence is a tool description's first sentence, without its period.
@@ -202,8 +259,9 @@ func firstSentence(desc string) string {
 }
 
 // argsSummary lists arguments as key=value in name order, each value on one
-// line and cut to argSummaryBytes.
-func argsSummary(m map[string]any) string {
+// line and cut to argSummaryBytes; a value the question carries whole
+// already (one of shown) is named, not repeated.
+func argsSummary(m map[string]any, shown ...string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -216,7 +274,9 @@ func argsSummary(m map[string]any) string {
 			break
 		}
 		var v string
-		if str, ok := m[k].(string); ok {
+		if str, ok := m[k].(string); ok && str != "" && slices.Contains(shown, str) {
+			v = "(above, whole)"
+		} else if ok {
 			v = fmt.Sprintf("%q", oneLine(str))
 		} else {
 			raw, _ := json.Marshal(m[k])

@@ -153,12 +153,34 @@ func TestApprovalWithoutElicitationRefusedAtOnce(t *testing.T) {
 
 func TestApprovalQuestionParts(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("x = 1\n", 40)
+	long := strings.Repeat("x = 1\n", 40) + "os.remove('data.csv')\n"
 	got := previewText(&event.CallPreview{What: "run code on kernel 12345678", Code: long, Facts: []string{"variables of kernel 12345678"},
 		Cells: []event.PreviewCell{{Index: 2, ID: "ab", Role: event.PreviewCellContext, Source: "ctx"}, {Index: 3, ID: "cd", Role: event.PreviewCellRun, Source: "y = 2\nz = 3"}}})
-	want := "\nIt would run code on kernel 12345678.\n  cell 3 (cd) would run: y = 2\n  x = 1\n"
-	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\n  … 28 more lines\nWould be lost: variables of kernel 12345678") || strings.Contains(got, "ctx") {
+	want := "\nIt would run code on kernel 12345678.\n  cell 3 (cd) would run: y = 2\nThe code (41 lines, 262 bytes):\n  x = 1\n"
+	// The whole code, to its last line: not cut at 12 lines.
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\n  os.remove('data.csv')\nWould be lost: variables of kernel 12345678") || strings.Contains(got, "ctx") {
 		t.Errorf("previewText = %q", got)
+	}
+	// What hides is shown and counted; blank runs are folded; past the
+	// bound, the question says where it was cut and where the rest is.
+	got = previewText(&event.CallPreview{What: "run code", Code: "print('safe')  # note\rprint('PAYLOAD')\n" + strings.Repeat("\n", 3000) + "x = \"\x1b]\"\n"})
+	for _, w := range []string{"print('safe')  # note⟨CR⟩\n  print('PAYLOAD')", "⋯ 3000 blank lines (lines 3–3002) ⋯", `x = "⟨ESC⟩]"`,
+		"Warning: it holds characters that show nothing or move text, each written above as ⟨…⟩: 1 × ESC, 1 lone carriage return"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("previewText lacks %q: %q", w, got)
+		}
+	}
+	huge := strings.Repeat("y = 2\n", 10000)
+	got = previewText(&event.CallPreview{What: "run code", Code: huge, CodeCut: 5})
+	if len(got) > questionCodeBytes+1000 || !strings.Contains(got, "✂ cut here: lines 4097–10000 are not in this message. The whole is the code argument of this call") {
+		t.Errorf("a huge code: %d bytes, ends %q", len(got), got[max(len(got)-300, 0):])
+	}
+	if s := argsSummary(map[string]any{"code": "print(1)", "timeout": 30.0}, "print(1)"); s != "code=(above, whole), timeout=30" {
+		t.Errorf("argsSummary = %q", s)
+	}
+	// A call that will be refused says so, its words shown as written.
+	if got := previewText(&event.CallPreview{Problem: "cell 9 is out of range\x1b[2J", Refused: true}); got != "\nIt will be refused: cell 9 is out of range⟨ESC⟩[2J." {
+		t.Errorf("refused previewText = %q", got)
 	}
 	if previewText(nil) != "" || previewText(&event.CallPreview{Problem: "no notebook"}) != "" {
 		t.Error("a missing preview has text")

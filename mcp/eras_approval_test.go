@@ -354,3 +354,50 @@ func TestAStdioHostsAnswerDoesNotCountOverHTTP(t *testing.T) {
 		t.Errorf("the host's own answer: %q", textOf(res))
 	}
 }
+
+// A held call whose cell is swapped while its 2026-07-28 client's user
+// reads the question is held again (engine/bound.go): the retry that
+// allowed the first question is answered with a second input_required
+// that says what changed and shows the new source, and only the answer to
+// that one runs it, running exactly the new source.
+func TestStatelessCallHeldAgainAsksAgainInTheRetry(t *testing.T) {
+	t.Parallel()
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			h := trustingHarness(t)
+			cs := h.rawClient(transport, "agent")
+			other := h.connect()
+			path := h.writeNotebook("held_again_"+transport+".ipynb", "ran = 'shown'\nprint(ran)")
+			ok(t, cs, "use_notebook", map[string]any{"notebook_name": "bound", "notebook_path": path})
+			ok(t, other, "use_notebook", map[string]any{"notebook_name": "bound", "notebook_path": path})
+			h.e.Calls().SetApproval(calls.ApproveExecute, time.Minute)
+
+			args := map[string]any{"cell_id": "cell-0", "timeout": 30}
+			first := callTool(t, cs, "execute_cell", args)
+			q1, isForm := first.InputRequests["approval-1"].(*sdk.ElicitParams)
+			if !first.NeedsInput() || !isForm || !strings.Contains(q1.Message, "ran = 'shown'") {
+				t.Fatalf("the held call answered %+v", first)
+			}
+			if res := callTool(t, other, "overwrite_cell_source", map[string]any{"cell_id": "cell-0", "cell_source": "ran = 'swapped'\nprint(ran)"}); res.IsError {
+				t.Fatalf("overwrite_cell_source: %s", textOf(res))
+			}
+			second := retryWith(t, cs, "execute_cell", args, first.RequestState, allowAnswer("approval-1"))
+			q2, isForm := second.InputRequests["approval-2"].(*sdk.ElicitParams)
+			if !second.NeedsInput() || !isForm {
+				t.Fatalf("allowed after the swap, the call answered %q (input %+v): it must ask again", textOf(second), second.InputRequests)
+			}
+			if !strings.Contains(q2.Message, "Asked again: what it would do changed after you were shown it") || !strings.Contains(q2.Message, "ran = 'swapped'") {
+				t.Errorf("the second question does not say what changed, or show it:\n%s", q2.Message)
+			}
+			// The first answer, sent again, answers nothing.
+			if res := retryWith(t, cs, "execute_cell", args, first.RequestState, allowAnswer("approval-1")); !res.IsError || !strings.Contains(textOf(res), "used already") {
+				t.Errorf("the first answer replayed: %q", textOf(res))
+			}
+			res := retryWith(t, cs, "execute_cell", args, second.RequestState, allowAnswer("approval-2"))
+			if res.IsError || res.NeedsInput() || !strings.Contains(textOf(res), "swapped") || strings.Contains(textOf(res), "shown") {
+				t.Fatalf("allowed the second time, the call answered %q", textOf(res))
+			}
+		})
+	}
+}

@@ -242,7 +242,11 @@ func (s *Server) execAnswer(res engine.ExecResult) *answer {
 	} else if res.Status == "aborted" {
 		notes = append(notes, "[ABORTED: the kernel did not run this code (an earlier execution failed or it was interrupted).]")
 	}
+	if res.InterruptedByPerson {
+		notes = append(notes, interruptedByPersonNote)
+	}
 	a := outputs(res.Outputs, loc, s.render(), nil, notes...)
+	a.cellError = cellError(res)
 	if res.Cell.ID != "" {
 		a.withCell(res.Cell.ID)
 	}

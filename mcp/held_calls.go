@@ -67,6 +67,18 @@ func previewUnuse(in notebookNameIn) engine.PreviewRequest {
 	return engine.PreviewRequest{Op: engine.PreviewUnuse, Notebook: in.NotebookName}
 }
 
+func previewUseSandbox(in useSandboxIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewUseSandbox, Sandbox: engine.SandboxSpec{Name: deref(in.SandboxName)}}
+}
+
+func previewLaunchSandbox(in launchSandboxIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewLaunchSandbox, Sandbox: sandboxSpec(in)}
+}
+
+func previewConnect(in connectIn) engine.PreviewRequest {
+	return engine.PreviewRequest{Op: engine.PreviewConnect, URL: in.JupyterURL}
+}
+
 // previewOf decodes the arguments as the tool's input and maps them; what
 // does not decode is the preview's problem (the call, if allowed, then
 // fails with the SDK's own argument error).
@@ -87,13 +99,19 @@ func (s *Server) approvalStart(st *calls.Start, d *toolDef, args, shown json.Raw
 	if d == nil {
 		return
 	}
-	st.RunsCode = d.runsCode
+	st.RunsCode = d.runsCode || d.placesCode
 	// A preview is shown by a workbench, or by the client when it is
-	// asked instead (ask_client.go); it is only made for a held call.
+	// asked instead (ask_client.go); it is only made for a held call. A
+	// call held again (its preview no longer what it would do) is
+	// previewed with the arguments it runs with, a person's edit included.
 	if p := d.preview; p != nil && (shown != nil || st.Ask != nil) {
 		session := st.Session
 		st.Preview = func(ctx context.Context) *event.CallPreview {
-			preview := s.e.Preview(ctx, session, p(args))
+			runs := args
+			if edited, ok := calls.EditedArgs(ctx); ok {
+				runs = edited
+			}
+			preview := s.e.Preview(ctx, session, p(runs))
 			return &preview
 		}
 	}

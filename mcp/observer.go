@@ -34,6 +34,7 @@ type call struct {
 	cellID        string
 	notebook      string
 	images        int
+	cellError     string
 }
 
 type callKey struct{}
@@ -174,6 +175,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			CellID:        c.cellID,
 			Notebook:      c.notebook,
 			Images:        c.images,
+			CellError:     c.cellError,
 		}
 		if err != nil {
 			outcome.Error = redact(err.Error())

@@ -48,6 +48,7 @@ type answer struct {
 	cellIDs    []string
 	notebook   string
 	images     int
+	cellError  string // what the code run raised (execute_notes.go)
 }
 
 // withCell records the cell a result acted on (it goes into _meta).

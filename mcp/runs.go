@@ -44,8 +44,8 @@ const runKeep = time.Minute
 var errClientCancelled = errors.New("the client cancelled the request")
 
 // question is what a run asks its client's user: one input request, keyed
-// uniquely over the run's life ("approval-1", "approval-2", ... should the
-// engine ask more than once; today it asks once per call).
+// uniquely over the run's life ("approval-1", then "approval-2" when the
+// call is held again because what it would do changed: engine/bound.go).
 type question struct {
 	key    string
 	form   *sdk.ElicitParams

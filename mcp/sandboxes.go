@@ -51,10 +51,9 @@ func versionText(v json.RawMessage) string {
 	return ""
 }
 
-// launchSandbox answers with an object (the reference's mapping): a message
-// and the sandbox record, at the top level beside kind, with no result.
-func (s *Server) launchSandbox(ctx context.Context, c *call, in launchSandboxIn) (*answer, error) {
-	info, err := s.e.LaunchSandbox(ctx, c.session, engine.SandboxSpec{
+// sandboxSpec is the launch in the engine's terms (also its preview's).
+func sandboxSpec(in launchSandboxIn) engine.SandboxSpec {
+	return engine.SandboxSpec{
 		Name:               in.SandboxName,
 		Variant:            deref(in.Variant),
 		Timeout:            time.Duration(in.Timeout) * time.Second,
@@ -68,7 +67,13 @@ func (s *Server) launchSandbox(ctx context.Context, c *call, in launchSandboxIn)
 		Token:              deref(in.Token),
 		PythonVersion:      deref(in.PythonVersion),
 		SnapshotName:       deref(in.SnapshotName),
-	})
+	}
+}
+
+// launchSandbox answers with an object (the reference's mapping): a message
+// and the sandbox record, at the top level beside kind, with no result.
+func (s *Server) launchSandbox(ctx context.Context, c *call, in launchSandboxIn) (*answer, error) {
+	info, err := s.e.LaunchSandbox(ctx, c.session, sandboxSpec(in))
 	if err != nil {
 		return nil, err
 	}

@@ -30,9 +30,10 @@ type toolDef struct {
 
 	cacheTTL int // ms; 0 = no cache hint (only the three listings have one)
 
-	// runsCode marks a tool that runs code in a kernel or a sandbox: the
-	// calls --approve execute holds.
-	runsCode bool
+	// runsCode marks a tool that runs code in a kernel or a sandbox, and
+	// placesCode one that decides where code runs later (a sandbox, another
+	// server): the calls --approve execute holds.
+	runsCode, placesCode bool
 	// preview, when set, is what a held call would do, in the engine's
 	// terms, from its arguments (held_calls.go).
 	preview func(args json.RawMessage) engine.PreviewRequest
@@ -236,7 +237,7 @@ func allTools() []*toolDef {
 				"Useful for monitoring kernel resources and identifying specific kernels for connection.",
 		}), nil, (*Server).listKernels, nil),
 		newTool(destructiveIdempotent(toolDef{
-			name: "connect_to_jupyter", title: "Connect to Jupyter Server", icon: iconServer, kind: "jupyter.connect", shape: shapeMessage,
+			name: "connect_to_jupyter", placesCode: true, title: "Connect to Jupyter Server", icon: iconServer, kind: "jupyter.connect", shape: shapeMessage,
 			description: "Connect to a Jupyter server dynamically with URL and token.\n\n" +
 				"This tool allows you to connect to different Jupyter servers without needing to\n" +
 				"restart the MCP server or modify configuration files. Particularly useful when:\n" +
@@ -246,20 +247,20 @@ func allTools() []*toolDef {
 				"Example usage:\n" +
 				"- \"Connect to http://localhost:8888 with token abc123\"\n" +
 				"- \"Connect to http://localhost:8889 without authentication\"",
-		}), patchConnect, (*Server).connectToJupyter, nil),
+		}), patchConnect, (*Server).connectToJupyter, previewConnect),
 
 		// Sandboxes (sandboxes.go).
 		newTool(destructiveOpenWorld(toolDef{
-			name: "launch_sandbox", title: "Launch Sandbox", icon: iconSandbox, kind: "sandbox.launch", shape: shapeObject,
+			name: "launch_sandbox", placesCode: true, title: "Launch Sandbox", icon: iconSandbox, kind: "sandbox.launch", shape: shapeObject,
 			description: "Launch a code sandbox that can be used instead of Jupyter kernels.\n\n" +
 				"After launch, call use_sandbox to make execute_code run on this sandbox (as an\n" +
 				"alternative to notebook-bound kernel execution). Works in both MCP_SERVER and\n" +
 				"JUPYTER_SERVER modes.",
-		}), patchLaunchSandbox, (*Server).launchSandbox, nil),
+		}), patchLaunchSandbox, (*Server).launchSandbox, previewLaunchSandbox),
 		newTool(destructiveIdempotent(toolDef{
-			name: "use_sandbox", title: "Use Sandbox", icon: iconSandbox, kind: "sandbox.use", shape: shapeMessage,
+			name: "use_sandbox", placesCode: true, title: "Use Sandbox", icon: iconSandbox, kind: "sandbox.use", shape: shapeMessage,
 			description: "Select which launched sandbox execute_code should use instead of kernels.",
-		}), patchUseSandbox, (*Server).useSandbox, nil),
+		}), patchUseSandbox, (*Server).useSandbox, previewUseSandbox),
 		newTool(readOnlyIdempotent(toolDef{
 			name: "list_sandboxes", title: "List Sandboxes", icon: iconSandbox, kind: "sandboxes.list", shape: shapeList,
 			description: "List launched code sandboxes that can be used as alternatives to kernels.",

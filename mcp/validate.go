@@ -67,7 +67,7 @@ func (s *Server) toResult(d *toolDef, c *call, a *answer) *sdk.CallToolResult {
 	}
 
 	c.schemaOK, c.schemaProblem = &ok, problem
-	c.cellID, c.images = a.cellID, a.images
+	c.cellID, c.images, c.cellError = a.cellID, a.images, a.cellError
 	if a.notebook != "" {
 		c.notebook = a.notebook
 	}

@@ -156,7 +156,7 @@ func TestManagedJupyterRestartsAfterKill(t *testing.T) {
 		for _, st := range sts {
 			if st.Jupyter == "restarting" {
 				seen = true
-			} else if seen && st.Jupyter == "" {
+			} else if seen && (st.Jupyter == "" || st.Jupyter == "up") { // up: the health check says so
 				return true
 			}
 		}

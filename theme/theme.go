@@ -223,6 +223,11 @@ type Styles struct {
 	DiffDel  lipgloss.Style
 	DiffHunk lipgloss.Style
 	Syntax   Syntax
+	// Hidden marks what stands in for characters that draw nothing (a
+	// control, bidi or zero-width character shown as ⟨ESC⟩) and for what
+	// a card folded (a run of blank lines): in reverse video, so it reads
+	// as not part of the text in any palette, colour or none.
+	Hidden lipgloss.Style
 
 	// Own marks what the person at the workbench did themselves: a call
 	// they resent, in the timeline and beside its original.
@@ -332,6 +337,7 @@ func NewWithPalette(r *lipgloss.Renderer, p Palette) Styles {
 	s.DiffAdd = fg(p.OK)
 	s.DiffDel = fg(p.Error)
 	s.DiffHunk = fg(p.Accent)
+	s.Hidden = fg(p.Warning).Reverse(true)
 	s.Own = fg(p.Accent).Bold(true)
 	s.Syntax = Syntax{
 		Keyword:  fg(p.Accent).Bold(true),

@@ -15,6 +15,7 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
+	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
 
 // callsPane is the live timeline of tool calls.
@@ -31,6 +32,9 @@ type callsPane struct {
 
 func (p *callsPane) title(m *Model) string {
 	t := fmt.Sprintf(" Calls %d ", len(m.st.Calls)+m.st.CallsDropped)
+	if above, _ := p.marks(m); above != "" {
+		t += "· " + above + " "
+	}
 	if p.filter != "" {
 		t += fmt.Sprintf("· /%s %d of %d match ", p.filter, len(p.visible(m)), len(m.st.Calls))
 	}
@@ -62,7 +66,14 @@ func (p *callsPane) clampSelection(m *Model) {
 		return
 	}
 	i := p.index(vis)
-	if p.follow || i < 0 {
+	// A held call on screen keeps the selection (card.go): a decision
+	// key must land on the call the person reads, not on one that
+	// arrived meanwhile.
+	keep := i >= 0 && (m.card.open && p.selected == m.card.callID || awaitsDecision(vis[i]) && !m.card.decided[holdKey(vis[i])])
+	if m.card.open && p.selected == m.card.callID && i < 0 {
+		return // hidden by the search: still the card's
+	}
+	if (p.follow && !keep) || i < 0 {
 		i = len(vis) - 1
 		p.selected = vis[i].ID
 	}
@@ -139,9 +150,22 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 		lines = append(lines, p.inputLine(m, w))
 		h--
 	}
+	first, end := p.offset, min(p.offset+h-1, len(vis))
+	// The status column is as wide as the widest status shown (a cell's
+	// error, the time held), within what the tool column leaves.
+	statusAt := func(short bool) ([]string, int) {
+		sts, sw := make([]string, 0, max(end-first, 0)), 9
+		for i := first; i < end; i++ {
+			st := m.statusText(vis[i], short)
+			sts, sw = append(sts, st), max(sw, ansi.StringWidth(st))
+		}
+		return sts, sw
+	}
+	statuses, statusW := statusAt(false)
 	// Column widths: time 8, session 8, tool flexible, args the rest,
-	// duration 7, status 9. Narrow panes drop the session and args.
-	const durW, statusW = 7, 9
+	// duration 7, status as wide as it needs (short in a narrow pane).
+	// Narrow panes drop the session and args.
+	const durW = 7
 	timeW, sessW := 8, 8
 	if _, ok := m.st.Sessions[calls.WorkbenchSession]; ok {
 		// Room for the workbench's own session, named whole.
@@ -153,19 +177,25 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 	if w < 50 {
 		timeW = 0
 	}
-	rest := w - 2 - durW - statusW - 3
+	fixed := 2 + durW + 3
 	if timeW > 0 {
-		rest -= timeW + 1
+		fixed += timeW + 1
 	}
 	if sessW > 0 {
-		rest -= sessW + 1
+		fixed += sessW + 1
 	}
+	if room := max(w-fixed-10, 9); statusW > room {
+		statuses, statusW = statusAt(true)
+		statusW = min(statusW, max(w-fixed-8, 9))
+	}
+	statusW = min(statusW, 40)
+	rest := w - fixed - statusW
 	toolW := clamp(rest/2, 10, 22)
 	argsW := rest - toolW - 1
 	if argsW < 12 {
 		toolW, argsW = max(rest, 4), 0
 	}
-	cols := func(mark, tm, sess, tool, args, dur, status string) string {
+	cols := func(mark, tm, sess, tool, args, dur string) string {
 		row := mark + " "
 		if timeW > 0 {
 			row += fit(tm, timeW) + " "
@@ -177,16 +207,15 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 		if argsW > 0 {
 			row += fit(args, argsW) + " "
 		}
-		return row + padLeft(dur, durW) + " " + status
+		return row + padLeft(dur, durW) + " "
 	}
 	if note := p.queryNote(m); p.filtering && note != "" {
 		// While a query is being typed, what is wrong with it takes the
 		// place of the column header.
 		lines = append(lines, note)
 	} else {
-		lines = append(lines, s.Muted.Render(cols(" ", "time", "session", "tool", "args", "took", "status")))
+		lines = append(lines, s.Muted.Render(cols(" ", "time", "session", "tool", "args", "took")+"status"))
 	}
-	h--
 	if len(vis) == 0 {
 		msg := "no calls yet: waiting for an agent"
 		if p.filter != "" {
@@ -195,35 +224,36 @@ func (p *callsPane) view(m *Model, w, h int) []string {
 		return append(lines, s.Muted.Render("  "+msg))
 	}
 	sel := p.index(vis)
-	end := min(p.offset+h, len(vis))
-	for i := p.offset; i < end; i++ {
+	for i := first; i < end; i++ {
 		c := vis[i]
 		mark := " "
 		if i == sel {
 			mark = "▸"
 		}
-		dur := formatDuration(c.Duration)
-		if c.Status == event.CallRunning || c.Status == event.CallHeld {
-			dur = formatDuration(m.clock.Sub(c.Started))
-		}
-		status := m.statusLabel(c.Status)
 		tool := c.Tool
 		own := c.Session == calls.WorkbenchSession
 		if own {
 			// The person's own call (a resend): marked, and in its colour.
 			tool = "↻ " + tool
 		}
-		row := cols(mark, c.Started.Local().Format("15:04:05"), short(c.Session, sessW), tool, taskNote(c)+argsSummary(c), dur, "")
+		row := cols(mark, m.callClock(c).Format("15:04:05"), short(c.Session, sessW), tool, taskNote(c)+argsSummary(c), m.tookText(c))
 		switch {
 		case i == sel:
 			row = s.Selected.Render(row)
 		case own:
 			row = s.Own.Render(row)
 		}
-		row += status
-		lines = append(lines, row)
+		lines = append(lines, row+fitStatus(statuses[i-first], statusW))
 	}
 	return lines
+}
+
+// marks are the words the pane's borders carry when calls are out of view
+// above or below it.
+func (p *callsPane) marks(m *Model) (above, below string) {
+	vis := p.visible(m)
+	h := p.rows(m)
+	return moreMarks(p.offset, min(p.offset+h, len(vis)), len(vis))
 }
 
 // statusLabel is a call status in its colour. The few labels are styled
@@ -273,16 +303,27 @@ func shortArgs(raw json.RawMessage) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
+	parts := make([]string, 0, len(keys)+1)
+	// Code leads: the first line of what a call runs or writes says more
+	// than its cell_index (timeline.go).
+	lead, from := leadLine(obj)
+	if lead != "" {
+		parts = append(parts, ansi.Truncate(lead, 40, "…"))
+	}
 	for _, k := range keys {
+		if k == from && lead != "" {
+			continue
+		}
 		v := string(obj[k])
 		var str string
 		if json.Unmarshal(obj[k], &str) == nil {
-			v = str
+			// A decoded value holds again what the arguments keep as
+			// JSON escapes: shown as markers, never drawn raw.
+			v = termtext.Code(str) // its line breaks then go as any whitespace
 		}
 		v = oneLine(v)
-		v = ansi.Truncate(v, 24, "…") // steps over the SGR a value may keep
-		parts = append(parts, k+"="+v)
+		v = ansi.Truncate(v, 24, "…")
+		parts = append(parts, termtext.Name(k)+"="+v)
 	}
 	return strings.Join(parts, " ")
 }

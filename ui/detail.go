@@ -161,6 +161,9 @@ func (p *detailPane) title(m *Model) string {
 		return " Edit " + m.held.callID + " "
 	}
 	if c := m.selectedCall(); c != nil {
+		if awaitsDecision(c) {
+			return m.cardTitle(c)
+		}
 		if m.resendPair(c) != nil {
 			return " Resend of " + c.ResendOf + " "
 		}
@@ -170,6 +173,9 @@ func (p *detailPane) title(m *Model) string {
 }
 
 func (p *detailPane) handleKey(m *Model, msg tea.KeyMsg) {
+	if awaitsDecision(m.selectedCall()) && m.scrollCard(msg) {
+		return // a held call's card scrolls (card.go)
+	}
 	k := m.keys
 	rows := p.rows()
 	switch {
@@ -249,10 +255,7 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	add := func(ls ...string) { out = append(out, ls...) }
 	section := func(t string) { add(s.Title.Render(t)) }
 
-	dur := formatDuration(c.Duration)
-	if c.Status == event.CallRunning || c.Status == event.CallHeld {
-		dur = formatDuration(m.clock.Sub(c.Started)) + " so far"
-	}
+	dur := m.detailTimes(c) // timeline.go: the run, and the time held
 	session := "  session " + c.Session
 	if client := m.st.Sessions[c.Session]; client != "" {
 		session += " (" + client + ")"
@@ -274,7 +277,7 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 		add(s.Muted.Render("u u undoes its change to the notebook"))
 	}
 	if c.Status == event.CallHeld {
-		add(m.heldLines(c, w)...)
+		add(m.pausedLines(c)...)
 	}
 	if c.Progress != "" && c.Status == event.CallRunning {
 		add(s.Muted.Render("progress: ") + c.Progress)
@@ -292,17 +295,16 @@ func (m *Model) callDetailLines(w int) ([]string, int) {
 	if c.Error != "" {
 		add(s.Failed.Render("error: ") + oneLine(c.Error))
 	}
+	if c.CellFailed() {
+		add(s.Failed.Render("the code raised "+c.CellError) + s.Muted.Render(" (the call answered; its outputs hold the traceback)"))
+	}
 
 	if c.Edited {
 		section("arguments, as the person edited them before it ran")
 	} else {
 		section("arguments")
 	}
-	args := "{}"
-	if len(c.Args) > 0 {
-		args = prettyJSON(c.Args)
-	}
-	add(boundText(args, detailArgsLines, w, s.Muted.Render)...)
+	add(m.argLines(c, w)...) // args.go: code as code
 	if c.ArgsCut > 0 {
 		add(s.Muted.Render(fmt.Sprintf("  … %d bytes of arguments not kept", c.ArgsCut)))
 	}
@@ -453,6 +455,9 @@ func (p *detailPane) view(m *Model, w, h int) []string {
 			lines = lines[:h]
 		}
 		return lines
+	}
+	if c := m.selectedCall(); awaitsDecision(c) {
+		return m.cardLines(c, w, h) // the card, in the detail pane (cardview.go)
 	}
 	lines, _ := m.detailLines(w)
 	off := clamp(p.offset, 0, max(len(lines)-h, 0))

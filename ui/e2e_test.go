@@ -102,6 +102,15 @@ func TestTmuxEndToEnd(t *testing.T) {
 	}
 
 	s := waitScreen("stream ended") // the whole recording has been played
+	// The held call's card took the right column; esc puts it aside
+	// (the call stays held) and shows the notebook again.
+	for _, want := range []string{"Held delete_cell c6", "delete 1 of 4 cells"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the card is not on screen: it lacks %q:\n%s", want, s)
+		}
+	}
+	keys("Escape")
+	s = waitScreen("sales · 4 cells")
 	for _, want := range []string{"delete_cell", "held", "e2e-…", "sales · 4 cells"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, s)
@@ -126,7 +135,11 @@ func TestTmuxEndToEnd(t *testing.T) {
 	}
 	waitScreen("Calls 6")
 
-	// Allow the held call, then interrupt with a double press.
+	// Bring the card back, allow the held call, then interrupt with a
+	// double press.
+	keys("H")
+	waitScreen("Held delete_cell c6")
+	time.Sleep(cardSettle) // a key right after the card changed asks again
 	keys("y")
 	keys("i", "i")
 	got := waitActions(2)

@@ -35,8 +35,12 @@ type exportedCall struct {
 	Started    time.Time        `json:"started"`
 	Finished   *time.Time       `json:"finished,omitempty"`
 	DurationMs float64          `json:"durationMs"`
-	Request    exportedRequest  `json:"request"`
-	Result     *exportedResult  `json:"result,omitempty"`
+	// HeldMs is the part of DurationMs the call waited for a person.
+	HeldMs float64 `json:"heldMs,omitempty"`
+	// CellError names what the code the call ran raised.
+	CellError string          `json:"cellError,omitempty"`
+	Request   exportedRequest `json:"request"`
+	Result    *exportedResult `json:"result,omitempty"`
 	// Error is a protocol-level error or the reason the call was refused.
 	Error string `json:"error,omitempty"`
 	// Cut counts the bytes of each part the workbench did not keep (it
@@ -86,6 +90,8 @@ func exportCall(c *observe.Call, known []string) exportedCall {
 		Status:     c.Status,
 		Started:    c.Started,
 		DurationMs: float64(c.Duration.Microseconds()) / 1000,
+		HeldMs:     float64(c.Held.Microseconds()) / 1000,
+		CellError:  c.CellError,
 		Request:    exportedRequest{Method: "tools/call", Params: exportedParams{Name: c.Tool, Arguments: args}},
 		Error:      secret.RedactText(c.Error, known...),
 	}
@@ -178,13 +184,16 @@ func (m Model) exportCmd() tea.Cmd {
 }
 
 // writeExport writes data to a new file jupyter-mcp-calls-TIME.jsonl in
-// dir (the working directory when empty), or in the temporary directory
-// when dir cannot be written. It never overwrites a file, and the file is
-// readable by its owner only: results may hold what the notebooks hold.
+// dir (the working directory when empty; made, readable by its owner only,
+// when missing), or in the temporary directory when dir cannot be written.
+// It never overwrites a file, and the file is readable by its owner only:
+// results may hold what the notebooks hold.
 func writeExport(dir string, at time.Time, data []byte) (string, error) {
 	dirs := []string{dir, os.TempDir()}
 	if dir == "" {
 		dirs[0] = "."
+	} else {
+		_ = os.MkdirAll(dir, 0o700)
 	}
 	base := "jupyter-mcp-calls-" + at.Format("20060102-150405")
 	var firstErr error

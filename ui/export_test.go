@@ -39,6 +39,7 @@ func TestExportWritesTheShownCallsRedacted(t *testing.T) {
 	b := newFakeBackend()
 	wbToken := b.info.Token
 	m := newTestModel(t, b, 140, 40, append(scenario(t), secretEvents(t, wbToken)...))
+	m = aside(m)
 	dir := t.TempDir()
 	m.exportDir = dir
 
@@ -173,7 +174,7 @@ func TestCopyCallAsJSON(t *testing.T) {
 		Copy: func(s string) error { copied = append(copied, s); return nil },
 	})
 	m = send(m, tea.WindowSizeMsg{Width: 140, Height: 40})
-	m = send(m, eventsMsg(append(scenario(t), secretEvents(t, b.info.Token)...)))
+	m = aside(send(m, eventsMsg(append(scenario(t), secretEvents(t, b.info.Token)...))))
 	m = keys(m, "up") // s1, connect_to_jupyter
 	if c := m.selectedCall(); c == nil || c.ID != "s1" {
 		t.Fatalf("selected %v", m.selectedCall())
@@ -208,6 +209,7 @@ func TestCopyCallAsJSON(t *testing.T) {
 func TestZoomGivesTheFocusedPaneTheWindow(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 120, 36, scenario(t))
+	m = aside(m)
 	before := m.View()
 	m = keys(m, "tab") // the detail pane
 	m = keys(m, "z")
@@ -221,7 +223,7 @@ func TestZoomGivesTheFocusedPaneTheWindow(t *testing.T) {
 	// The pane's border runs from the first column to the last, from
 	// under the header to above the footer, and no other pane is drawn.
 	top, bottom := lines[2], lines[len(lines)-2]
-	if !strings.HasPrefix(top, "┏━ Call c6 ") || !strings.HasSuffix(top, "┓") || !strings.HasPrefix(bottom, "┗") || !strings.HasSuffix(bottom, "┛") {
+	if !strings.HasPrefix(top, "┏━ Held delete_cell c6 ") || !strings.HasSuffix(top, "┓") || !strings.HasPrefix(bottom, "┗") || !strings.HasSuffix(bottom, "┛") {
 		t.Fatalf("zoomed pane borders:\n%s\n%s", top, bottom)
 	}
 	for _, l := range lines[2 : len(lines)-1] {

@@ -167,10 +167,28 @@ func newStyledModel(t *testing.T, b Backend, styles theme.Styles, w, h int, evs 
 	return m
 }
 
-// send runs one message through Update and drops the command.
+// send runs one message through Update and drops the command, but for
+// the decoding of the images that came into view: that is done here, as
+// its command would, so that the screens show them.
 func send(m Model, msg tea.Msg) Model {
 	nm, _ := m.Update(msg)
-	return nm.(Model)
+	return finishDecodes(nm.(Model))
+}
+
+// finishDecodes decodes the images the model asked to decode and hands
+// them back as their commands' messages would.
+func finishDecodes(m Model) Model {
+	for _, nb := range m.st.Notebooks {
+		for _, c := range nb.Cells {
+			for _, o := range c.Outputs {
+				if si, _ := o.Decoded.(*shownImage); si != nil && si.dec != nil && !si.dec.ready {
+					img, err := decodeImage(si.mime, si.data)
+					m.imageDecoded(imageDecodedMsg{d: si.dec, img: img, err: err})
+				}
+			}
+		}
+	}
+	return m
 }
 
 // press feeds a key and returns the model and the command.

@@ -55,6 +55,7 @@ func TestGoldenScreens(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
 			b := newFakeBackend()
 			m := newTestModel(t, b, sz.w, sz.h, scenario(t))
+			m = aside(m)
 			suffix := fmt.Sprintf("_%dx%d", sz.w, sz.h)
 
 			// The whole screen as it opens: the newest call (held) selected.
@@ -110,6 +111,7 @@ func TestGoldenThemes(t *testing.T) {
 		for _, sz := range goldenSizes {
 			t.Run(fmt.Sprintf("%s_%dx%d", th.name, sz.w, sz.h), func(t *testing.T) {
 				m := newStyledModel(t, newFakeBackend(), themedStyles(th.profile, th.theme), sz.w, sz.h, scenario(t))
+				m = aside(m)
 				frame := m.View()
 				checkFrame(t, "screen", frame, sz.w, sz.h)
 				golden(t, fmt.Sprintf("screen_%s_%dx%d", th.name, sz.w, sz.h), frame)
@@ -124,6 +126,7 @@ func TestGoldenThemes(t *testing.T) {
 func TestSixteenColourSelection(t *testing.T) {
 	for _, name := range []string{theme.DarkName, theme.LightName} {
 		m := newStyledModel(t, newFakeBackend(), themedStyles(termenv.ANSI, name), 140, 40, scenario(t))
+		m = aside(m)
 		var row string
 		for _, l := range strings.Split(m.View(), "\n") {
 			if strings.Contains(l, "▸") {
@@ -185,7 +188,7 @@ func TestTooSmall(t *testing.T) {
 	m = send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	frame := m.View()
 	checkFrame(t, "80x24", frame, 80, 24)
-	if strings.Contains(frame, "needs at least") || !strings.Contains(frame, "Calls") {
+	if strings.Contains(frame, "needs at least") || !strings.Contains(frame, "Held delete_cell c6") {
 		t.Errorf("80x24 does not draw the panes:\n%s", frame)
 	}
 }

@@ -44,8 +44,11 @@ func TestHeaderShowsJupyterStarting(t *testing.T) {
 	failed := send(m, eventsMsg{{Type: event.EvServerState, Server: &event.ServerEvent{
 		Jupyter: event.JupyterFailed, JupyterProblem: "ModuleNotFoundError: No module named 'jupyter_server'\n(exited with status 1)",
 	}}})
-	header = strings.SplitN(failed.View(), "\n", 3)
-	if got := header[1]; !strings.Contains(got, "jupyter failed to start: ModuleNotFoundError: No module named 'jupyter_server' (exited") || strings.Contains(got, "starting…") {
+	header = strings.SplitN(failed.View(), "\n", 4)
+	if got := header[1]; !strings.Contains(got, "jupyter failed to start") || strings.Contains(got, "starting…") {
 		t.Errorf("header after a failed start:\n%s\n%s", header[0], header[1])
+	}
+	if got := header[2]; !strings.Contains(got, "The managed Jupyter server failed to start: ModuleNotFoundError: No module named 'jupyter_server'") {
+		t.Errorf("the header's third line does not say what failed:\n%s", got)
 	}
 }

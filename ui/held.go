@@ -120,8 +120,12 @@ func (m *Model) sizeEditor() {
 		return
 	}
 	l := m.layout()
-	m.held.args.SetWidth(max(l.rightW-2, 10))
-	m.held.args.SetHeight(max(l.detailH-2-len(m.editorHead(l.rightW-2)), 3))
+	w, h := l.rightW-2, l.detailH-2
+	if m.card.open && m.held.callID == m.card.callID {
+		w, h = m.cardSize() // the editor takes the card's place
+	}
+	m.held.args.SetWidth(max(w, 10))
+	m.held.args.SetHeight(max(h-len(m.editorHead(w)), 3))
 }
 
 // handleEditorKey gives a key to the open input: enter (reason) or ctrl+s
@@ -299,51 +303,13 @@ func (m *Model) editorLines(w int) []string {
 	return append(m.editorHead(w), strings.Split(m.held.args.View(), "\n")...)
 }
 
-// heldLines are the lines a held call shows above its arguments: the keys,
-// the reason input when open, and the preview.
-func (m *Model) heldLines(c *observe.Call, w int) []string {
-	s := m.styles
-	keys := "held: y allow · a allow for this session · n deny · N deny with a reason"
-	if c.Editable {
-		keys += " · e edit"
+// pausedLines say why a call held by the pause waits (a call held for a
+// decision has its card instead: cardview.go).
+func (m *Model) pausedLines(c *observe.Call) []string {
+	if m.st.Server.Paused {
+		return []string{m.styles.Held.Render("held: new calls are paused; p resumes them")}
 	}
-	keys += " · x x cancel"
-	out := []string{s.Held.Render(keys)}
-	if m.held.mode == editReason && m.held.callID == c.ID {
-		out = append(out, m.held.reason.View(), s.Muted.Render("enter denies with this reason · esc back"))
-	}
-	p := c.Preview
-	if p == nil {
-		return out
-	}
-	section := func(t string) { out = append(out, s.Title.Render(t)) }
-	section("what it would do")
-	if p.What != "" {
-		out = append(out, "  "+p.What)
-	}
-	if p.Problem != "" {
-		out = append(out, s.Warning.Render("  cannot tell: ")+oneLine(p.Problem), s.Muted.Render("  (allowed, the call runs and fails as usual)"))
-	}
-	if p.Diff != "" {
-		out = append(out, diffLines(m, p.Diff)...)
-	}
-	for _, cell := range p.Cells {
-		out = append(out, m.previewCellLines(cell)...)
-	}
-	if p.Code != "" {
-		lang := p.Language
-		if lang == "" {
-			lang = "code"
-		}
-		section(lang)
-		for _, l := range m.highlighted(c.ID, p.Code, p.Language) {
-			out = append(out, "  "+l)
-		}
-	}
-	for _, f := range p.Facts {
-		out = append(out, s.Warning.Render("  ✗ ")+f)
-	}
-	return out
+	return []string{m.styles.Held.Render("held: " + oneLine(c.Progress))}
 }
 
 // diffLines colours a unified diff by line.
@@ -407,16 +373,6 @@ func (m *Model) previewCellLines(c event.PreviewCell) []string {
 		out = append(out, "    "+style.Render("│")+" "+line)
 	}
 	return out
-}
-
-// highlighted is the code of a held call's preview, coloured once per call.
-func (m *Model) highlighted(callID, code, language string) []string {
-	key := callID + "\x00" + language + "\x00" + code
-	if m.vc.syntaxKey == key {
-		return m.vc.syntaxLines
-	}
-	m.vc.syntaxKey, m.vc.syntaxLines = key, highlight(code, language, m.styles.Syntax)
-	return m.vc.syntaxLines
 }
 
 // allowedList names the tools allowed for a session, for the header.

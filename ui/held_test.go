@@ -15,7 +15,7 @@ import (
 func TestHeldCallKeys(t *testing.T) {
 	t.Parallel()
 	b := newFakeBackend()
-	m := newTestModel(t, b, 100, 30, scenario(t))
+	m := settled(newTestModel(t, b, 100, 30, scenario(t)))
 	if c := m.selectedCall(); c.Status != event.CallHeld {
 		t.Fatalf("selected %s is %s, want the held call", c.Tool, c.Status)
 	}
@@ -132,6 +132,7 @@ func TestHeldPreviewColours(t *testing.T) {
 		What: "edit the source of cell 1", Diff: "--- a/cell[1]\n+++ b/cell[1]\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"}}},
 	)
 	m := newStyledModel(t, b, styles, 120, 40, evs)
+	m = keys(m, "H") // c7 queues behind c6's card
 	v := m.View()
 	if !strings.Contains(v, styles.DiffAdd.Render("+x = 2")) || !strings.Contains(v, styles.DiffDel.Render("-x = 1")) {
 		t.Fatalf("the diff is not coloured:\n%q", v)

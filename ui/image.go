@@ -188,20 +188,32 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // maxImageWidth is how many pixels wide decoded images are reduced to.
 const maxImageWidth = 160
 
-// shownImage is an output's image as the notebook pane draws it: decoded
-// and reduced once when the output arrives, drawn in characters once per
-// size. The state keeps it in Output.Decoded, one pointer shared by the
-// copies of the output.
+// shownImage is an output's image as the workbench state keeps it: the
+// bytes, until the notebook pane shows it; decoded then, off the UI
+// goroutine (decode.go). The state keeps it in Output.Decoded, one pointer
+// shared by the copies of the output.
 type shownImage struct {
-	img image.Image // nil when the image could not be decoded
-	err string      // why it could not
-	art imageArt
+	mime string
+	data []byte
+	dec  *decodedImage // set once the image was in view; shared by equal images
 }
 
-// decodeShown is the workbench state's image decoder.
+// decodedImage is an image decoded and reduced once, and drawn in
+// characters once per size.
+type decodedImage struct {
+	ready bool        // the decode is over (img or err is set)
+	img   image.Image // nil when the image could not be decoded
+	err   string      // why it could not
+	art   imageArt
+}
+
+// decodeShown is the workbench state's image decoder: it only keeps the
+// bytes. Decoding waits until the image is in view: a cell that shows 60
+// plots sends every one of them again with each new one, and decoding
+// them all as they arrived held the UI goroutine (held calls undecidable)
+// for tens of seconds.
 func decodeShown(mime string, data []byte) any {
-	img, err := decodeImage(mime, data)
-	return &shownImage{img: img, err: err}
+	return &shownImage{mime: mime, data: data}
 }
 
 // decodeImage decodes a PNG, JPEG or GIF within decodeLimited's limits

@@ -20,7 +20,7 @@ func imageModel(t *testing.T, proto ImageProtocol) Model {
 		CellSize:      func() (int, int) { return 8, 16 },
 	})
 	m = send(m, tea.WindowSizeMsg{Width: 120, Height: 36})
-	m = send(m, eventsMsg(scenario(t)))
+	m = aside(send(m, eventsMsg(scenario(t))))
 	m = keys(m, "tab", "tab") // the notebook pane
 	for m.selectedImage() == nil && m.notebook.cell > 0 {
 		m = keys(m, "up")

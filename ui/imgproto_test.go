@@ -319,13 +319,7 @@ func TestParseProbe(t *testing.T) {
 
 func TestChooseProtocol(t *testing.T) {
 	t.Parallel()
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
-	}
+	env := fakeEnv
 	cases := []struct {
 		name        string
 		forced      ImageProtocol

@@ -17,6 +17,7 @@ type KeyMap struct {
 	Taller    key.Binding
 	Shorter   key.Binding
 	CopyToken key.Binding
+	ShowToken key.Binding
 	Zoom      key.Binding
 	CopyCall  key.Binding
 	Export    key.Binding
@@ -33,6 +34,10 @@ type KeyMap struct {
 	RevokeAll    key.Binding
 	DenyReason   key.Binding
 	EditArgs     key.Binding
+	// The held-call card (card.go): the next held call, or the card back
+	// when it was put aside; put the card aside (the call stays held).
+	NextHeld key.Binding
+	Later    key.Binding
 	// Undo of a finished call's change (u u).
 	Undo key.Binding
 	// Resend the selected call, its arguments edited (resend.go).
@@ -82,6 +87,7 @@ func DefaultKeyMap() KeyMap {
 		Taller:    key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "grow pane")),
 		Shorter:   key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "shrink pane")),
 		CopyToken: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy token")),
+		ShowToken: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "show the token")),
 		Zoom:      key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane")),
 		CopyCall:  key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "copy call as JSON")),
 		Export:    key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "export shown calls (JSONL)")),
@@ -102,6 +108,8 @@ func DefaultKeyMap() KeyMap {
 		RevokeAll:    key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "revoke tools allowed for sessions")),
 		DenyReason:   key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "deny with a reason")),
 		EditArgs:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit arguments, then allow")),
+		NextHeld:     key.NewBinding(key.WithKeys("H"), key.WithHelp("H", "show the held calls")),
+		Later:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "later (it stays held)"), key.WithDisabled()),
 
 		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
@@ -128,14 +136,14 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the one-line help at the bottom: the keys that work now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.OpenImage, k.ReplayPause, k.ReplayStep, k.Approve, k.Deny, k.EditArgs, k.Interrupt, k.Cancel, k.Undo, k.Resend, k.Pause, k.Stats, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.Filter, k.NextMatch, k.PrevMatch, k.StatsSort, k.StatsOpen, k.Toggle, k.OpenImage, k.ReplayPause, k.ReplayStep, k.Approve, k.Deny, k.EditArgs, k.NextHeld, k.Later, k.Interrupt, k.Cancel, k.Undo, k.Resend, k.Pause, k.Stats, k.Help, k.Quit}
 }
 
 // FullHelp is the `?` screen, one column per group.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.CopyCall, k.Export, k.Stats, k.Help, k.Quit},
-		{k.Pause, k.Interrupt, k.Cancel, k.Undo, k.Resend, k.Approve, k.AllowSession, k.Deny, k.DenyReason, k.EditArgs, k.RevokeAll, k.ReplayPause, k.ReplayStep},
+		{k.NextPane, k.PrevPane, k.Zoom, k.Wider, k.Narrower, k.Taller, k.Shorter, k.CopyToken, k.ShowToken, k.CopyCall, k.Export, k.Stats, k.Help, k.Quit},
+		{k.Pause, k.Interrupt, k.Cancel, k.Undo, k.Resend, k.Approve, k.AllowSession, k.Deny, k.DenyReason, k.EditArgs, k.NextHeld, k.Later, k.RevokeAll, k.ReplayPause, k.ReplayStep},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Filter, k.ClearFilter, k.NextMatch, k.PrevMatch, k.Toggle, k.OpenImage, k.PrevNotebook, k.NextNotebook, k.StatsSort, k.StatsOpen},
 	}

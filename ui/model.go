@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/calls"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/observe"
-	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/secret"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/theme"
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/ui/termtext"
 )
@@ -74,6 +74,7 @@ const (
 	pendingInterrupt
 	pendingCancel
 	pendingUndo
+	pendingDecide // a decision on a held call, asked again (card.go)
 )
 
 // confirmWindow is how long the second press of a double-press action may
@@ -83,7 +84,8 @@ const confirmWindow = 1500 * time.Millisecond
 // pending is the first press of a double-press action.
 type pending struct {
 	kind   pendingKind
-	target string // kernel id or call id
+	target string // kernel id or call id (a decision: call id and key)
+	why    string // a decision: what the second press confirms
 	seq    int
 }
 
@@ -108,6 +110,11 @@ type Model struct {
 	zoomed        bool // the focused pane has the whole window
 	showStats     bool // the stats view takes the body (stats.go)
 	stats         statsView
+	manualLeft    bool // the person set the left column's split (split.go)
+	manualRight   bool // and the right column's
+	showToken     bool // t: the bearer token is shown whole (connect.go)
+	startOffset   int  // the start screen's first line shown (connect.go)
+	noResend      bool // resend can never work here (a replay, an attached workbench)
 
 	calls    callsPane
 	detail   detailPane
@@ -119,6 +126,10 @@ type Model struct {
 	replaySpeed  float64  // the replay's speed; negative: as fast as possible
 
 	held heldEditor // the reason or arguments being typed for a held call (held.go)
+	card cardState  // the held-call card (card.go)
+
+	bell   func()                   // rings the terminal's bell, or nil
+	notify func(title, body string) // a desktop notice, or nil (attention.go)
 
 	resendWait string          // the call whose resend is to be selected when it shows (resend.go)
 	resendSkip map[string]bool // its earlier resends
@@ -171,6 +182,11 @@ type Options struct {
 	// CellSize is the terminal's character cell in pixels (0, 0 when it
 	// is not known), asked when an image is opened.
 	CellSize func() (w, h int)
+	// Bell rings the terminal's bell and Notify shows a desktop notice
+	// (attention.go): both when a call is held for the person. Either may
+	// be nil.
+	Bell   func()
+	Notify func(title, body string)
 }
 
 // NewModel returns the root model drawing with styles.
@@ -207,12 +223,17 @@ func NewModel(b Backend, styles theme.Styles, opts Options) Model {
 		tmuxOffset: opts.TmuxPaneOffset,
 		vc:         &viewCache{},
 		frameEvery: opts.FrameInterval,
+		bell:       opts.Bell,
+		notify:     opts.Notify,
 	}
 	if m.imgTarget.proto == "" || m.imgTarget.proto == ImageAuto {
 		m.imgTarget.proto = ImageHalfBlocks
 	}
 	m.detail.expanded = map[string]bool{}
 	m.initReplay()
+	if err := b.CanResend(); errors.Is(err, observe.ErrResendAttached) || errors.Is(err, observe.ErrResendReplay) {
+		m.noResend = true
+	}
 	m.updateKeys()
 	return m
 }
@@ -251,13 +272,15 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case imageReadyMsg:
 		m.imageReady(msg)
+	case imageDecodedMsg:
+		m.imageDecoded(msg) // decode.go
 	case eventsMsg:
 		m.clock = m.now()
 		for _, ev := range msg {
+			m.noteRaw(ev)                 // card.go: what the sanitizer will turn into markers
 			m.st.Apply(sanitizeEvent(ev)) // sanitize.go: where the sanitizer sits
 		}
-		m.afterEvents(msg)
-		cmd = m.throttle()
+		cmd = tea.Batch(m.afterEvents(msg), m.throttle())
 	case feedClosedMsg:
 		m.closed = true
 		m.status, m.statusErr = "the event stream ended: the server stopped or the recording is over", true
@@ -293,18 +316,32 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.showStats {
 		m.stats.refresh(&m)
 	}
+	// The card (card.go): opened once no input has the keyboard. The
+	// panes' heights follow what they hold (split.go): a timeline that
+	// grew keeps no blank rows under calls scrolled out of view. Then the
+	// card's call is watched for a change, and how far it was read kept.
+	m.openWanted()
+	m.calls.clampSelection(&m)
+	m.noteTarget()
+	m.trackSeen()
 	m.updateKeys()
+	if dec := m.decodeInView(); dec != nil {
+		cmd = tea.Batch(cmd, dec)
+	}
 	return m, cmd
 }
 
-// afterEvents keeps selections valid and follows new activity.
-func (m *Model) afterEvents(evs eventsMsg) {
+// afterEvents keeps selections valid and follows new activity; a call held
+// for the person is brought into view and announced (the command).
+func (m *Model) afterEvents(evs eventsMsg) tea.Cmd {
 	m.calls.clampSelection(m)
 	m.heldGone()
+	cmd := m.followHeld()
 	m.followResend()
 	m.notebook.follow(m, evs)
 	m.execs.clampSelection(m)
 	m.syncDetail()
+	return cmd
 }
 
 // handleKey routes a key: first the filter input when it is open, then the
@@ -328,7 +365,8 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		return m.handleEditorKey(msg)
 	}
 	k := m.keys
-	if m.pending.kind != pendingNone && !key.Matches(msg, k.Interrupt, k.Cancel, k.Undo) {
+	if m.pending.kind == pendingDecide && !key.Matches(msg, k.Approve, k.Deny, k.AllowSession) ||
+		m.pending.kind != pendingNone && m.pending.kind != pendingDecide && !key.Matches(msg, k.Interrupt, k.Cancel, k.Undo) {
 		// A double press means two presses in a row: anything else
 		// between them disarms the first.
 		m.pending, m.status = pending{}, ""
@@ -345,8 +383,16 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		m.showHelp = false
 		return m, nil
 	}
+	if m.cardCall() != nil {
+		return m.handleCardKey(msg)
+	}
 	if m.showStats {
 		return m.handleStatsKey(msg)
+	}
+	if m.startView() {
+		if nm, ok := m.startScroll(msg); ok {
+			return nm, nil
+		}
 	}
 	if m.zoomed && msg.Type == tea.KeyEsc {
 		// esc gives the window back before it does anything in the pane.
@@ -374,18 +420,11 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 		if key.Matches(msg, k.Shorter) {
 			d = -5
 		}
-		switch m.focus {
-		case FocusCalls:
-			m.callsPct = clamp(m.callsPct+d, 20, 85)
-		case FocusExecs:
-			m.callsPct = clamp(m.callsPct-d, 20, 85)
-		case FocusDetail:
-			m.detailPct = clamp(m.detailPct+d, 15, 85)
-		case FocusNotebook:
-			m.detailPct = clamp(m.detailPct-d, 15, 85)
-		}
+		m.resizeFocused(d) // split.go
 	case key.Matches(msg, k.CopyToken):
 		return m, m.copyTokenCmd()
+	case key.Matches(msg, k.ShowToken):
+		return m.toggleToken()
 	case key.Matches(msg, k.OpenImage):
 		return m.openImage()
 	case key.Matches(msg, k.CopyCall):
@@ -407,12 +446,26 @@ func (m Model) handleKey(msg tea.KeyMsg) (Model, tea.Cmd) {
 			return m, m.startResend(c)
 		}
 	case key.Matches(msg, k.Approve), key.Matches(msg, k.Deny):
+		d := decideDeny
+		if key.Matches(msg, k.Approve) {
+			d = decideAllow
+		}
+		if c := m.shownHeld(); c != nil {
+			return m.decide(c, d)
+		}
 		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
-			return m, m.decideCmd(c.ID, key.Matches(msg, k.Approve))
+			return m, m.decideCmd(c.ID, d == decideAllow)
 		}
 	case key.Matches(msg, k.AllowSession):
+		if c := m.shownHeld(); c != nil {
+			return m.decide(c, decideAllowSession)
+		}
 		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
 			return m, m.settleCmd(c.ID, calls.Verdict{Allow: true, ForSession: true}, "allowed "+c.Tool+" for session "+short(c.Session, 8))
+		}
+	case key.Matches(msg, k.NextHeld):
+		if q := m.heldQueue(); len(q) > 0 {
+			m.openCard(q[0])
 		}
 	case key.Matches(msg, k.DenyReason):
 		if c := m.selectedCall(); c != nil && c.Status == event.CallHeld {
@@ -531,7 +584,7 @@ func (m Model) copyTokenCmd() tea.Cmd {
 		case copyFn == nil:
 			return actionDoneMsg{"copy", fmt.Errorf("no clipboard on this terminal")}
 		}
-		return actionDoneMsg{"token copied to the clipboard", copyFn(tok)}
+		return actionDoneMsg{copyTokenDone, copyFn(tok)}
 	}
 }
 
@@ -566,9 +619,10 @@ func (m *Model) interruptTarget() string {
 // updateKeys enables the bindings that apply now, so help stays honest.
 func (m *Model) updateKeys() {
 	k := &m.keys
-	// Bindings the stats view turns off (below), on again by default.
+	// Bindings the stats view and the held-call card turn off (below), on
+	// again by default.
 	for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.Zoom,
-		&k.Pause, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
+		&k.Pause, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom, &k.Stats} {
 		b.SetEnabled(true)
 	}
 	c := m.selectedCall()
@@ -582,7 +636,7 @@ func (m *Model) updateKeys() {
 	k.Cancel.SetEnabled(c != nil && (c.Status == event.CallRunning || held))
 	k.Interrupt.SetEnabled(m.interruptTarget() != "")
 	k.Undo.SetEnabled(m.undoTarget() != nil)
-	k.Resend.SetEnabled(m.resendTarget() != nil)
+	k.Resend.SetEnabled(m.resendTarget() != nil && !m.noResend)
 	k.Filter.SetEnabled(m.focus == FocusCalls)
 	k.ClearFilter.SetEnabled(m.focus == FocusCalls && m.calls.filter != "")
 	k.Toggle.SetEnabled(m.focus == FocusDetail && m.detail.root != nil)
@@ -590,6 +644,12 @@ func (m *Model) updateKeys() {
 	k.PrevNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.NextNotebook.SetEnabled(m.focus == FocusNotebook && multi)
 	k.CopyToken.SetEnabled(m.info.Token != "")
+	k.ShowToken.SetEnabled(m.info.Token != "")
+	if m.showToken {
+		k.ShowToken.SetHelp("t", "mask the token")
+	} else {
+		k.ShowToken.SetHelp("t", "show the token")
+	}
 	k.CopyCall.SetEnabled(c != nil)
 	k.OpenImage.SetEnabled(m.focus == FocusNotebook && m.selectedImage() != nil)
 	k.Export.SetEnabled(len(m.st.Calls) > 0)
@@ -605,7 +665,7 @@ func (m *Model) updateKeys() {
 	k.Shorter.SetEnabled(!m.zoomed)
 	if ro, ok := m.backend.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
 		// A replay has no engine to act on: offer no action.
-		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Undo, &k.Approve, &k.Deny, &k.AllowSession, &k.RevokeAll, &k.DenyReason, &k.EditArgs} {
+		for _, b := range []*key.Binding{&k.Pause, &k.Interrupt, &k.Cancel, &k.Undo, &k.Resend, &k.Approve, &k.Deny, &k.AllowSession, &k.RevokeAll, &k.DenyReason, &k.EditArgs} {
 			b.SetEnabled(false)
 		}
 	}
@@ -619,7 +679,7 @@ func (m *Model) updateKeys() {
 	if m.showStats {
 		// The stats view takes the keys: offer only its own.
 		k.Stats.SetHelp("s/esc", "close stats")
-		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.CopyToken,
+		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Wider, &k.Narrower, &k.Taller, &k.Shorter, &k.CopyToken, &k.ShowToken,
 			&k.Zoom, &k.CopyCall, &k.Export, &k.OpenImage, &k.Resend,
 			&k.Pause, &k.Interrupt, &k.Cancel, &k.Undo, &k.Approve, &k.Deny, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom,
 			&k.Filter, &k.ClearFilter, &k.NextMatch, &k.PrevMatch, &k.Toggle, &k.PrevNotebook, &k.NextNotebook,
@@ -634,6 +694,7 @@ func (m *Model) updateKeys() {
 	} else {
 		k.Pause.SetHelp("p", "pause new calls")
 	}
+	m.updateCardKeys()
 }
 
 // layout is the size of every pane for the current window.
@@ -645,7 +706,7 @@ type layout struct {
 }
 
 func (m *Model) layout() layout {
-	l := layout{headerH: 2, footerH: 1}
+	l := layout{headerH: 2 + len(m.healthLines()), footerH: 1}
 	body := max(m.height-l.headerH-l.footerH, 6)
 	if m.zoomed {
 		// Every pane is measured as if it were the focused one, which
@@ -657,10 +718,7 @@ func (m *Model) layout() layout {
 	}
 	l.leftW = max(m.width*m.leftPct/100, 20)
 	l.rightW = max(m.width-l.leftW, 20)
-	l.callsH = clamp(body*m.callsPct/100, 3, body-3)
-	l.execsH = body - l.callsH
-	l.detailH = clamp(body*m.detailPct/100, 3, body-3)
-	l.nbH = body - l.detailH
+	m.splitColumns(&l, body) // split.go: room for what is active
 	return l
 }
 
@@ -678,7 +736,7 @@ func (m *Model) headerView() string {
 		parts = append(parts, kv("mcp", m.info.Endpoint))
 	}
 	if m.info.Token != "" {
-		parts = append(parts, kv("token", secret.Mask(m.info.Token)))
+		parts = append(parts, kv("token", m.token())+s.Muted.Render(" ("+m.tokenHint()+")"))
 	}
 	jupyter := m.info.JupyterURL
 	if m.st.Server.JupyterURL != "" {
@@ -702,32 +760,27 @@ func (m *Model) headerView() string {
 	if m.info.Mode != "" {
 		stats = append(stats, s.HeaderValue.Render(m.info.Mode))
 	}
-	stats = append(stats, m.replayHeader()...)
-	// A managed Jupyter server being restarted comes first: every call
-	// fails until it is back.
-	// A managed server still starting or unable to start says so in the
-	// same place.
-	switch srv := m.st.Server; srv.Jupyter {
-	case "":
-	case event.JupyterStarting:
-		stats = append(stats, s.Warning.Render("jupyter starting…"))
-	case event.JupyterFailed:
-		stats = append(stats, s.Error.Render("jupyter failed to start: "+oneLine(srv.JupyterProblem)))
-	default:
-		down := fmt.Sprintf("jupyter %s (attempt %d)…", srv.Jupyter, srv.JupyterAttempt)
-		if srv.JupyterProblem != "" {
-			down += " " + oneLine(srv.JupyterProblem)
-		}
-		stats = append(stats, s.Error.Render(down))
+	// Calls held for the person come first (they are denied when their
+	// countdown ends), then Jupyter's health (every call fails while it
+	// is not up: health.go), then a pause: none may be cut off the end of
+	// the line.
+	if h := m.heldHeader(); h != "" {
+		stats = append(stats, s.Held.Render(h))
 	}
-	stats = append(stats,
-		kv("sessions", itoa(len(m.st.Sessions))),
-		kv("calls", fmt.Sprintf("%d (%d running, %d held)", len(m.st.Calls)+m.st.CallsDropped, running, held)),
-		kv("notebooks", itoa(len(m.st.NotebookOrder))),
-	)
+	if w := m.jupyterWord(); w != "" {
+		stats = append(stats, w)
+	}
 	if m.st.Server.Paused {
 		stats = append(stats, s.Warning.Render("PAUSED: new calls wait"))
 	}
+	stats = append(stats, m.replayHeader()...)
+	// What the person must not miss comes before the counts: the line is
+	// cut at the window's width.
+	stats = append(stats,
+		kv("calls", fmt.Sprintf("%d (%d running, %d held)", len(m.st.Calls)+m.st.CallsDropped, running, held)),
+		kv("sessions", itoa(len(m.st.Sessions))),
+		kv("notebooks", itoa(len(m.st.NotebookOrder))),
+	)
 	if mode := m.st.Server.ApprovalMode; mode != "" && mode != calls.ApproveOff {
 		stats = append(stats, kv("approval", mode))
 	}
@@ -742,7 +795,11 @@ func (m *Model) headerView() string {
 		stats = append(stats, s.Error.Render("stream ended"))
 	}
 	line2 := strings.Join(stats, sep)
-	return fit(line1, m.width) + "\n" + fit(line2, m.width)
+	out := fit(line1, m.width) + "\n" + fit(line2, m.width)
+	for _, l := range m.healthLines() {
+		out += "\n" + l
+	}
+	return out
 }
 
 // footerView shows a pending confirmation or status, else the short help.
@@ -754,6 +811,10 @@ func (m *Model) footerView() string {
 		return fit(m.styles.Error.Render(m.status), m.width)
 	case m.status != "":
 		return fit(m.styles.StatusBar.Render(m.status), m.width)
+	case m.cardCall() != nil:
+		// The card lists its decisions itself: the footer has the rest.
+		k := m.keys
+		return fit(m.help.ShortHelpView([]key.Binding{k.NextHeld, k.Later, k.Zoom, k.CopyCall, k.Pause, k.Help, k.Quit}), m.width)
 	}
 	return fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.width)
 }

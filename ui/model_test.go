@@ -25,6 +25,7 @@ func run(t *testing.T, m Model, cmd tea.Cmd) Model {
 func TestFocusCycles(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 80, 24, scenario(t))
+	m = aside(m)
 	want := []Focus{FocusDetail, FocusNotebook, FocusExecs, FocusCalls, FocusDetail}
 	for i, f := range want {
 		m = keys(m, "tab")
@@ -41,6 +42,7 @@ func TestFocusCycles(t *testing.T) {
 func TestSearchCalls(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
+	m = aside(m)
 	m = keys(m, "/")
 	m = typeText(m, "Out of rang")
 	if !m.calls.filtering || m.calls.filter != "Out of rang" {
@@ -103,6 +105,7 @@ func typeText(m Model, s string) Model {
 func TestSearchBadTerm(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
+	m = aside(m)
 	m = keys(m, "/")
 	m = typeText(m, "tool:read_cell took:>")
 	if m.calls.queryErr == "" {
@@ -137,6 +140,7 @@ func TestSearchNextMatch(t *testing.T) {
 	t.Parallel()
 	b := newFakeBackend()
 	m := newTestModel(t, b, 140, 40, scenario(t))
+	m = aside(m)
 	if m.keys.NextMatch.Enabled() {
 		t.Error("n navigates with no search")
 	}
@@ -185,7 +189,7 @@ func TestSearchNextMatch(t *testing.T) {
 	if m.keys.NextMatch.Enabled() {
 		t.Error("n is next match while a held call is selected")
 	}
-	m, cmd := pressKey(m, "n")
+	m, cmd := pressKey(settled(m), "n")
 	if cmd == nil {
 		t.Fatal("n on a held call did nothing")
 	}
@@ -214,6 +218,7 @@ func TestDoublePressInterrupt(t *testing.T) {
 	t.Parallel()
 	b := newFakeBackend()
 	m := newTestModel(t, b, 80, 24, scenario(t))
+	m = aside(m)
 	m = keys(m, "tab", "tab", "tab") // the executions pane
 	if !m.keys.Interrupt.Enabled() {
 		t.Fatal("interrupt should be enabled with a running execution selected")
@@ -258,6 +263,7 @@ func TestDoublePressCancel(t *testing.T) {
 	t.Parallel()
 	b := newFakeBackend()
 	m := newTestModel(t, b, 80, 24, scenario(t))
+	m = aside(m)
 	m = keys(m, "up") // insert_execute_cell, running
 	if c := m.selectedCall(); c.Tool != "insert_execute_cell" {
 		t.Fatalf("selected %s", c.Tool)
@@ -285,6 +291,7 @@ func TestPauseToggles(t *testing.T) {
 	t.Parallel()
 	b := newFakeBackend()
 	m := newTestModel(t, b, 80, 24, scenario(t))
+	m = aside(m)
 	m, cmd := pressKey(m, "p")
 	m = run(t, m, cmd)
 	// The engine confirms with a server event; the key then resumes.
@@ -312,6 +319,7 @@ func TestApproveAndDenyHeldCall(t *testing.T) {
 	if !m.keys.Approve.Enabled() || !m.keys.Deny.Enabled() {
 		t.Fatal("y/n should be enabled on a held call")
 	}
+	m = settled(m)
 	_, cmd := pressKey(m, "y")
 	run(t, m, cmd)
 	_, cmd = pressKey(m, "n")
@@ -320,7 +328,7 @@ func TestApproveAndDenyHeldCall(t *testing.T) {
 		t.Fatalf("decisions %v", b.decisions)
 	}
 	// On a call that is not held the keys do nothing and help hides them.
-	m = keys(m, "up")
+	m = keys(aside(m), "up")
 	if m.keys.Approve.Enabled() {
 		t.Fatal("approve should be disabled when the selected call is not held")
 	}
@@ -344,6 +352,7 @@ func TestActionErrorShown(t *testing.T) {
 func TestTreeToggle(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
+	m = aside(m)
 	m = keys(m, "up", "up", "up", "up", "tab") // list_files, detail pane
 	if m.detail.root == nil {
 		t.Fatal("no tree for list_files")
@@ -395,6 +404,7 @@ func TestTokenNeverRendered(t *testing.T) {
 func TestResizeKeys(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
+	m = aside(m)
 	before := m.layout()
 	m = keys(m, "]", "]", "+")
 	after := m.layout()

@@ -13,17 +13,25 @@ import (
 
 // notebookPane shows the cells of one notebook in use, updated live.
 type notebookPane struct {
-	name string // notebook shown
-	cell int    // selected cell index
+	name    string // notebook shown
+	cell    int    // selected cell index
+	failOff int    // the first line shown of Jupyter's failure, when it is shown (connect.go)
 }
 
 // Bounds of a drawn cell.
 const (
-	cellSourceLines = 8  // source lines per cell
-	cellOutputs     = 3  // outputs drawn per cell (the latest)
-	outputLines     = 6  // text lines per output (the last)
-	imageRows       = 12 // character rows per image
+	cellSourceLines = 8 // source lines per cell
+	cellOutputs     = 3 // outputs drawn per cell (the latest)
+	outputLines     = 6 // text lines per output (the last)
 )
+
+// imageRows is how many character rows an image may take: a third of the
+// window's body, so a plot grows with the window (it is never measured
+// against the notebook pane's own height, which is split by what the cells
+// need).
+func (m *Model) imageRows() int {
+	return clamp((m.height-3)/3, 4, 40)
+}
 
 func (p *notebookPane) title(m *Model) string {
 	nb := m.st.Notebooks[p.name]
@@ -96,6 +104,9 @@ func (p *notebookPane) handleKey(m *Model, msg tea.KeyMsg) {
 		p.name, p.cell = order[i], 0
 		return
 	case nb == nil:
+		if m.jupyterFailurePane() {
+			p.scrollFailure(m, msg)
+		}
 		return
 	case key.Matches(msg, k.Up):
 		p.cell--
@@ -146,6 +157,9 @@ func (p *notebookPane) view(m *Model, w, h int) []string {
 	s := m.styles
 	nb := m.st.Notebooks[p.name]
 	if nb == nil {
+		if m.jupyterFailurePane() {
+			return p.failureView(m, w, h)
+		}
 		return []string{s.Muted.Render("no notebook in use")}
 	}
 	head := s.Muted.Render(nb.Path)
@@ -157,16 +171,7 @@ func (p *notebookPane) view(m *Model, w, h int) []string {
 		return append(lines, s.Muted.Render("(empty notebook)"))
 	}
 	acted := m.actedOnCell(nb)
-	// Start from the first cell when the selected one fits below it;
-	// otherwise start as far up as still shows the selected cell whole.
-	start, used := p.cell, 2 // the path line and the "cells above" line
-	for i := p.cell; i >= 0; i-- {
-		used += len(m.cellBlock(nb, i, w, acted))
-		if used > h && i < p.cell {
-			break
-		}
-		start = i
-	}
+	start, _ := p.visibleCells(m, nb, w, h)
 	if start > 0 {
 		lines = append(lines, s.Muted.Render(fmt.Sprintf("… %d %s above", start, plural(start, "cell", "cells"))))
 	}
@@ -177,6 +182,29 @@ func (p *notebookPane) view(m *Model, w, h int) []string {
 		lines = lines[:h]
 	}
 	return lines
+}
+
+// visibleCells is the range of cells the pane shows at w×h: from the first
+// cell when the selected one fits below it, otherwise from as far up as
+// still shows the selected cell whole, down to the last that starts inside
+// the pane.
+func (p *notebookPane) visibleCells(m *Model, nb *observe.Notebook, w, h int) (start, end int) {
+	acted := m.actedOnCell(nb)
+	start, used := p.cell, 2 // the path line and the "cells above" line
+	for i := p.cell; i >= 0; i-- {
+		used += len(m.cellBlock(nb, i, w, acted))
+		if used > h && i < p.cell {
+			break
+		}
+		start = i
+	}
+	used = 2
+	end = start
+	for end < len(nb.Cells) && used < h {
+		used += len(m.cellBlock(nb, end, w, acted))
+		end++
+	}
+	return start, end
 }
 
 // cellSlot is where a drawn cell sits: its notebook and index (the index is
@@ -191,7 +219,7 @@ type cellSlot struct {
 // header.
 type cellDrawing struct {
 	ver                  uint64
-	w                    int
+	w, imgRows, decoded  int // decoded: the images of its drawn outputs ready (decode.go)
 	mark, changed, acted bool
 	lines                []string
 }
@@ -205,12 +233,13 @@ const cellDrawingsMax = 8192
 // output arriving draws only its own cell.
 func (m *Model) cellBlock(nb *observe.Notebook, i, w int, acted string) []string {
 	c := &nb.Cells[i]
-	key := cellDrawing{ver: c.Ver, w: w,
+	key := cellDrawing{ver: c.Ver, w: w, imgRows: m.imageRows(), decoded: decodedCount(c.Outputs),
 		mark:    i == m.notebook.cell && m.focus == FocusNotebook,
 		changed: c.ID == nb.LastCellID,
 		acted:   c.ID != "" && c.ID == acted}
 	slot := cellSlot{nb.Name, i}
-	if d, ok := m.vc.cells[slot]; ok && d.ver == key.ver && d.w == key.w && d.mark == key.mark && d.changed == key.changed && d.acted == key.acted {
+	if d, ok := m.vc.cells[slot]; ok && d.ver == key.ver && d.w == key.w && d.imgRows == key.imgRows && d.decoded == key.decoded &&
+		d.mark == key.mark && d.changed == key.changed && d.acted == key.acted {
 		return d.lines
 	}
 	key.lines = m.cellLines(nb, i, w, acted)
@@ -293,16 +322,21 @@ func (m *Model) outputLines(o observe.Output, w int) []string {
 	}
 	out := []string{style.Render("  ⇒ " + kind)}
 	if len(o.Image) > 0 {
-		shown, _ := o.Decoded.(*shownImage)
+		var d *decodedImage
+		if shown, _ := o.Decoded.(*shownImage); shown != nil {
+			d = shown.dec
+		}
 		switch {
-		case shown != nil && shown.img != nil:
-			for _, l := range shown.art.draw(shown.img, w-4, imageRows, m.styles.Renderer.ColorProfile()) {
+		case d != nil && d.ready && d.img != nil:
+			for _, l := range d.art.draw(d.img, w-4, m.imageRows(), m.styles.Renderer.ColorProfile()) {
 				out = append(out, "    "+l)
 			}
-		case shown != nil && shown.err != "":
-			out = append(out, s.Error.Render("    cannot draw image: "+shown.err))
+		case d != nil && d.ready:
+			out = append(out, s.Error.Render("    cannot draw image: "+d.err))
+		case d != nil:
+			out = append(out, s.Muted.Render(fmt.Sprintf("    [%s, %s] decoding…", o.MimeType, formatBytes(int64(len(o.Image))))))
 		default:
-			out = append(out, s.Muted.Render(fmt.Sprintf("    [%s, %d bytes]", o.MimeType, len(o.Image))))
+			out = append(out, s.Muted.Render(fmt.Sprintf("    [%s, %s]", o.MimeType, formatBytes(int64(len(o.Image))))))
 		}
 		return out
 	}
@@ -350,4 +384,40 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// decodedCount counts the drawn outputs' images being decoded (one each)
+// and decoded (two each): a cell's drawing changes with either.
+func decodedCount(outs []observe.Output) int {
+	n := 0
+	for _, o := range drawnOutputs(outs) {
+		if si, _ := o.Decoded.(*shownImage); si != nil && si.dec != nil {
+			n++
+			if si.dec.ready {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// failureView is the managed Jupyter server's failure to start, whole, in
+// the pane that has no notebook to show: scrolled by ↑↓, never cut.
+func (p *notebookPane) failureView(m *Model, w, h int) []string {
+	lines := append([]string{m.styles.Error.Render("Jupyter failed to start")}, m.failureLines(w)...)
+	return m.scrolled(lines, p.failOff, h, "↑ %d more lines above", "↓ %d more lines (↓, or z for the whole window)")
+}
+
+// scrollFailure scrolls the failure the pane shows.
+func (p *notebookPane) scrollFailure(m *Model, msg tea.KeyMsg) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		p.failOff--
+	case key.Matches(msg, k.Down):
+		p.failOff++
+	case key.Matches(msg, k.Top):
+		p.failOff = 0
+	}
+	p.failOff = clamp(p.failOff, 0, len(m.failureLines(m.layout().rightW-2)))
 }

@@ -101,6 +101,7 @@ type notebookPaneKey struct {
 	cell                     int
 	notebookVer              uint64 // the notebook shown
 	actedOn                  string // the cell the selected call acted on
+	images                   uint64 // the images decoded so far (decode.go)
 }
 
 // statsKey names what the stats view shows.
@@ -115,6 +116,8 @@ type headerKey struct {
 	calls, notebooks, server uint64
 	closed                   bool
 	replayPaused             bool
+	held                     string // the held calls and their countdown
+	showToken                bool
 }
 
 // imageKey names what the full-window image's frame shows.
@@ -159,9 +162,15 @@ type viewCache struct {
 	// starts with its delete from then on (imageview.go says why).
 	kittyShown bool
 	image      cached[imageKey] // the full-window image's frame
-	// The code of a held call's preview, coloured (held.go).
-	syntaxKey   string
-	syntaxLines []string
+	// The scrolling part of the held-call card (cardview.go).
+	cardKey  string
+	cardBody cardBody
+	images   imageCache // the notebook's images, decoded (decode.go)
+
+	// The detail pane's line count for the layout (split.go).
+	detailNeedKey detailNeedKey
+	detailNeedN   int
+	detailNeedOK  bool
 
 	frame         string    // the last screen drawn
 	drawnAt       time.Time // the clock it was drawn at
@@ -211,18 +220,23 @@ func (m Model) View() string {
 		return vc.frame
 	}
 	l := m.layout()
-	header := vc.header.get(headerKey{m.width, m.st.CallsVer, m.st.NotebooksVer, m.st.ServerVer, m.closed, m.replayPaused}, m.headerView)
+	header := vc.header.get(headerKey{m.width, m.st.CallsVer, m.st.NotebooksVer, m.st.ServerVer, m.closed, m.replayPaused, m.heldHeader(), m.showToken}, m.headerView)
 	footer := vc.footer.get(m.footerKey(), m.footerView)
 	var body []string
 	bodyW := m.width
 	switch {
 	case m.showHelp:
 		body = strings.Split(m.helpView(m.width, m.height-l.headerH-l.footerH), "\n")
+	case m.cardCall() != nil:
+		body, bodyW = m.cardScreen(l)
 	case m.showStats:
 		bh := m.height - l.headerH - l.footerH
 		body = strings.Split(vc.stats.get(statsKey{paneFrame{w: m.width, h: bh, ui: m.uiVer}, m.st.CallsVer, m.st.ServerVer}, func() string {
 			return strings.Join(m.statsLines(m.width, bh), "\n")
 		}), "\n")
+	case m.startView():
+		// Nothing has happened yet: how to connect (connect.go).
+		body = m.startScreen(m.width, m.height-l.headerH-l.footerH)
 	case m.zoomed:
 		// The focused pane alone, the window's width and the body's
 		// height (layout measured every pane so).
@@ -230,7 +244,7 @@ func (m Model) View() string {
 		bodyW = l.leftW
 	default:
 		calls := vc.calls.get(m.callsKey(l), func() string {
-			return m.box(m.calls.title(&m), m.calls.view(&m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, m.focus == FocusCalls)
+			return m.callsBox(l, m.focus == FocusCalls)
 		})
 		execs := vc.execs.get(m.execsKey(l), func() string {
 			return m.box(m.execs.title(&m), m.execs.view(&m, l.leftW-2, l.execsH-2), l.leftW, l.execsH, m.focus == FocusExecs)
@@ -280,15 +294,54 @@ func (m Model) View() string {
 	return vc.frame
 }
 
+// cardScreen draws the body with the held-call card open: over the right
+// column on a wide screen (the timeline stays in view beside it), over the
+// whole body otherwise or when the person asked for it (z).
+func (m *Model) cardScreen(l layout) ([]string, int) {
+	c := m.cardCall()
+	bh := m.height - l.headerH - l.footerH
+	// The card's call being edited (e) shows the editor in its place.
+	card := func(w int) string {
+		if m.held.mode == editArgs && m.held.callID == c.ID {
+			lines := m.editorLines(w - 2)
+			return m.box(" Edit "+c.ID+" ", lines[:min(len(lines), bh-2)], w, bh, true)
+		}
+		return m.box(m.cardTitle(c), m.cardLines(c, w-2, bh-2), w, bh, true)
+	}
+	if !m.cardWide() {
+		return strings.Split(card(m.width), "\n"), m.width
+	}
+	// The panes beside the card are drawn unfocused: the card has the keys.
+	vc := m.vc
+	ck, ek := m.callsKey(l), m.execsKey(l)
+	ck.focused, ek.focused = false, false
+	calls := vc.calls.get(ck, func() string {
+		return m.box(m.calls.title(m), m.calls.view(m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, false)
+	})
+	execs := vc.execs.get(ek, func() string {
+		return m.box(m.execs.title(m), m.execs.view(m, l.leftW-2, l.execsH-2), l.leftW, l.execsH, false)
+	})
+	left := strings.Split(calls+"\n"+execs, "\n")
+	right := strings.Split(card(l.rightW), "\n")
+	body := make([]string, max(len(left), len(right)))
+	for i := range body {
+		if i < len(left) {
+			body[i] = left[i]
+		}
+		if i < len(right) {
+			body[i] += right[i]
+		}
+	}
+	return body, l.leftW + l.rightW
+}
+
 // zoomedPane draws the focused pane, from the cache the pane is drawn in
 // unzoomed (its key holds its size, so the two drawings never mix).
 func (m *Model) zoomedPane(l layout) string {
 	vc := m.vc
 	switch m.focus {
 	case FocusCalls:
-		return vc.calls.get(m.callsKey(l), func() string {
-			return m.box(m.calls.title(m), m.calls.view(m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, true)
-		})
+		return vc.calls.get(m.callsKey(l), func() string { return m.callsBox(l, true) })
 	case FocusExecs:
 		return vc.execs.get(m.execsKey(l), func() string {
 			return m.box(m.execs.title(m), m.execs.view(m, l.leftW-2, l.execsH-2), l.leftW, l.execsH, true)
@@ -301,6 +354,13 @@ func (m *Model) zoomedPane(l layout) string {
 	return vc.notebook.get(m.notebookKey(l), func() string {
 		return m.box(m.notebook.title(m), m.notebook.view(m, l.rightW-2, l.nbH-2), l.rightW, l.nbH, true)
 	})
+}
+
+// callsBox draws the timeline in its box, the calls out of view counted in
+// its borders.
+func (m *Model) callsBox(l layout, focused bool) string {
+	_, below := m.calls.marks(m)
+	return m.boxWith(m.calls.title(m), below, m.calls.view(m, l.leftW-2, l.callsH-2), l.leftW, l.callsH, focused)
 }
 
 // The smallest terminal the panes are drawn in. Below it the columns and
@@ -368,7 +428,7 @@ func (m *Model) callsKey(l layout) callsPaneKey {
 	var times []byte
 	for _, c := range vis[min(m.calls.offset, len(vis)):min(m.calls.offset+l.callsH, len(vis))] {
 		if active(c) {
-			times = append(append(times, formatDuration(m.clock.Sub(c.Started))...), ' ')
+			times = append(append(append(times, m.tookText(c)...), formatDuration(c.HeldTime(m.clock))...), ' ')
 		}
 	}
 	return callsPaneKey{paneFrame: paneFrame{w: l.leftW, h: l.callsH, focused: m.focus == FocusCalls, ui: m.uiVer, times: string(times)},
@@ -392,16 +452,21 @@ func (m *Model) detailKey(l layout) detailPaneKey {
 	// TTLs counting down, which only _meta with a ttlMs holds.
 	var times string
 	if c != nil && active(c) {
-		times = formatDuration(m.clock.Sub(c.Started))
+		times = m.detailTimes(c)
 	}
 	ticking := c != nil && bytes.Contains(c.Meta, []byte(`"ttlMs"`))
-	return detailPaneKey{paneFrame: paneFrame{w: l.rightW, h: l.detailH, focused: m.focus == FocusDetail, ui: m.uiVer, times: times, clock: m.clockIf(ticking)},
+	k := detailPaneKey{paneFrame: paneFrame{w: l.rightW, h: l.detailH, focused: m.focus == FocusDetail, ui: m.uiVer, times: times, clock: m.clockIf(ticking)},
 		callsVer: m.st.CallsVer, callID: m.detail.callID, version: m.detail.version, cursor: m.detail.cursor, offset: m.detail.offset}
+	if awaitsDecision(c) {
+		// The card counts down to the denial and scrolls on its own.
+		k.times, k.offset = m.cardTitle(c), m.card.offset
+	}
+	return k
 }
 
 func (m *Model) notebookKey(l layout) notebookPaneKey {
 	k := notebookPaneKey{paneFrame: paneFrame{w: l.rightW, h: l.nbH, focused: m.focus == FocusNotebook, ui: m.uiVer},
-		notebooksVer: m.st.NotebooksVer, kernelsVer: m.st.KernelsVer, name: m.notebook.name, cell: m.notebook.cell}
+		notebooksVer: m.st.NotebooksVer, kernelsVer: m.st.KernelsVer, name: m.notebook.name, cell: m.notebook.cell, images: m.vc.images.gen}
 	if nb := m.st.Notebooks[m.notebook.name]; nb != nil {
 		k.notebookVer, k.actedOn = nb.Ver, m.actedOnCell(nb)
 	}
@@ -410,6 +475,12 @@ func (m *Model) notebookKey(l layout) notebookPaneKey {
 
 // box draws a pane of exactly w×h cells with its title in the top border.
 func (m *Model) box(title string, lines []string, w, h int, focused bool) string {
+	return m.boxWith(title, "", lines, w, h, focused)
+}
+
+// boxWith is box with words in the bottom border too (the timeline's "more
+// below").
+func (m *Model) boxWith(title, bottom string, lines []string, w, h int, focused bool) string {
 	b, bs, ts := m.styles.BlurredBorder, m.styles.PaneBlurred, m.styles.TitleBlur
 	if focused {
 		b, bs, ts = m.styles.FocusedBorder, m.styles.PaneFocused, m.styles.Title
@@ -423,15 +494,24 @@ func (m *Model) box(title string, lines []string, w, h int, focused bool) string
 	sb.WriteString(bs.Render(b.TopLeft + b.Top))
 	sb.WriteString(ts.Render(title))
 	sb.WriteString(bs.Render(strings.Repeat(b.Top, max(inner-1-tw, 0)) + b.TopRight))
+	plain := m.noColour()
 	for i := 0; i < h-2; i++ {
 		line := ""
 		if i < len(lines) {
 			line = lines[i]
 		}
+		if plain {
+			line = stripColour(line)
+		}
 		sb.WriteString("\n")
 		sb.WriteString(left)
 		sb.WriteString(fit(line, inner))
 		sb.WriteString(right)
+	}
+	if bottom = ansi.Truncate(termtext.String(bottom), max(inner-2, 0), "…"); bottom != "" {
+		bw := ansi.StringWidth(bottom)
+		sb.WriteString("\n" + bs.Render(b.BottomLeft+b.Bottom) + ts.Render(bottom) + bs.Render(strings.Repeat(b.Bottom, max(inner-1-bw, 0))+b.BottomRight))
+		return sb.String()
 	}
 	sb.WriteString("\n" + bs.Render(b.BottomLeft+strings.Repeat(b.Bottom, inner)+b.BottomRight))
 	return sb.String()

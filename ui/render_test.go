@@ -76,7 +76,8 @@ func TestViewCacheMatchesFreshDraw(t *testing.T) {
 // other panes' drawings untouched.
 func TestOutputRedrawsOnlyExecutions(t *testing.T) {
 	t.Parallel()
-	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
+	// 200x60: the plot's cell is in view (images are decoded only then).
+	m := aside(newTestModel(t, newFakeBackend(), 200, 60, scenario(t)))
 	_ = m.View()
 	l := m.layout()
 	calls, detail, notebook, execs := m.callsKey(l), m.detailKey(l), m.notebookKey(l), m.execsKey(l)
@@ -100,7 +101,7 @@ func TestOutputRedrawsOnlyExecutions(t *testing.T) {
 	}
 	// The image in the notebook was drawn once and kept.
 	shown, _ := m.st.Notebooks["sales"].Cells[2].Outputs[0].Decoded.(*shownImage)
-	if shown == nil || len(shown.art.lines) == 0 || shown.art.width != l.rightW-2-4 {
+	if shown == nil || shown.dec == nil || len(shown.dec.art.lines) == 0 || shown.dec.art.width != l.rightW-2-4 {
 		t.Errorf("the image's drawing is not cached: %+v", shown)
 	}
 }
@@ -113,7 +114,7 @@ func TestEventsDrawAtMostOncePerFrame(t *testing.T) {
 	clock := t0.Add(30 * time.Second)
 	m := NewModel(newFakeBackend(), asciiStyles(), Options{Now: func() time.Time { return clock }, FrameInterval: defaultFrameInterval})
 	m = send(m, tea.WindowSizeMsg{Width: 140, Height: 40})
-	m = send(m, eventsMsg(scenario(t)))
+	m = aside(send(m, eventsMsg(scenario(t))))
 	first := m.View()
 	output := func(text string) tea.Cmd {
 		clock = clock.Add(5 * time.Millisecond)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strconv"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -15,6 +16,9 @@ type Replayer interface {
 	ReplayState() observe.ReplayState
 	SetReplayPaused(paused bool)
 	StepReplay()
+	// RecordedStart is when a call started in the recording (the events
+	// are played dated now).
+	RecordedStart(callID string) (time.Time, bool)
 }
 
 var _ Replayer = (*observe.ReplaySource)(nil)
@@ -76,8 +80,24 @@ func (m *Model) replayHeader() []string {
 		pace = "speed " + strconv.FormatFloat(speed, 'g', 3, 64) + "×"
 	}
 	out := []string{s.HeaderValue.Render(pace)}
+	if r, ok := m.replay.(interface{ RecordedAt() time.Time }); ok {
+		if at := r.RecordedAt(); !at.IsZero() {
+			out = append(out, s.HeaderKey.Render("recorded ")+s.HeaderValue.Render(at.Local().Format("2006-01-02 15:04")))
+		}
+	}
 	if m.replayPaused {
 		out = append(out, s.Warning.Render("PAUSED: space resumes, . steps one call"))
 	}
 	return out
+}
+
+// callClock is the time of day the timeline shows for a call: when it
+// started, as recorded in a replay (the replay plays events dated now).
+func (m *Model) callClock(c *observe.Call) time.Time {
+	if m.replay != nil {
+		if t, ok := m.replay.RecordedStart(c.ID); ok {
+			return t.Local()
+		}
+	}
+	return c.Started.Local()
 }

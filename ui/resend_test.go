@@ -180,17 +180,28 @@ func TestResendRefusedStaysInTheEditor(t *testing.T) {
 	}
 }
 
-// In a replay or an attached workbench, r says resend is not available
-// there and opens nothing.
+// In a replay or an attached workbench resend can never work: r is not
+// offered (help and footer leave it out) and opens nothing. Where it is
+// only not ready yet (the server still being built), r says why.
 func TestResendNotAvailableSaysWhy(t *testing.T) {
 	for _, why := range []error{observe.ErrResendReplay, observe.ErrResendAttached} {
 		b := newFakeBackend()
 		b.noResend = why
 		m := newTestModel(t, b, 140, 40, resendEvents(t))
-		m, _ = pressKey(m, "r")
-		if m.editing() || m.status != why.Error() || !m.statusErr {
-			t.Fatalf("r with %v: editing %v, status %q", why, m.editing(), m.status)
+		if m.keys.Resend.Enabled() {
+			t.Errorf("r is offered where resend cannot work (%v)", why)
 		}
+		m, _ = pressKey(m, "r")
+		if m.editing() {
+			t.Fatalf("r with %v opened the editor", why)
+		}
+	}
+	b := newFakeBackend()
+	b.noResend = errors.New("the MCP server is still being built")
+	m := newTestModel(t, b, 140, 40, resendEvents(t))
+	m, _ = pressKey(m, "r")
+	if m.editing() || m.status != b.noResend.Error() || !m.statusErr {
+		t.Fatalf("r while not ready: editing %v, status %q", m.editing(), m.status)
 	}
 }
 

@@ -30,6 +30,12 @@ type RunOptions struct {
 	// "" or auto detects it from the environment and, when that says
 	// nothing, by asking the terminal once, before the workbench starts.
 	ImageProtocol string
+	// Notify is how a held call is announced on the desktop: one of
+	// NotifyModes ("" is auto: where the terminal is known to show
+	// notices), or off. The bell rings either way.
+	Notify string
+	// ExportDir is where E writes (Options.ExportDir).
+	ExportDir string
 }
 
 // Run shows the workbench on the terminal until the person quits or ctx is
@@ -55,7 +61,14 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 	r := theme.NewRenderer(tty, termenv.WithTTY(term.IsTerminal(int(tty.Fd()))))
 	styles := theme.ForTheme(r, opts.Theme)
 	target := detectImages(tty, ImageProtocol(opts.ImageProtocol))
+	passthrough := false
+	if os.Getenv("TMUX") != "" && opts.Notify != NotifyOff {
+		passthrough = tmuxPassthroughOn()
+	}
+	bell, notify := terminalAttention(tty, opts.Notify, os.Getenv, passthrough)
 	m := NewModel(b, styles, Options{
+		Bell:           bell,
+		Notify:         notify,
 		ImageProtocol:  target.proto,
 		ImageReason:    target.reason,
 		ImageTmux:      target.tmux,
@@ -71,6 +84,7 @@ func Run(ctx context.Context, b Backend, opts RunOptions) error {
 			return nil
 		},
 		FrameInterval: defaultFrameInterval,
+		ExportDir:     opts.ExportDir,
 	})
 	events, stop := b.Subscribe()
 	defer stop()

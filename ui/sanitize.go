@@ -38,7 +38,7 @@ func sanitizeEvent(ev event.Event) event.Event {
 		ev.Call = sanitizeCall(ev.Call)
 	}
 	if ev.Session != nil {
-		if s := (event.SessionEvent{ID: termtext.String(ev.Session.ID), Client: termtext.String(ev.Session.Client)}); s != *ev.Session {
+		if s := (event.SessionEvent{ID: termtext.Name(ev.Session.ID), Client: termtext.Name(ev.Session.Client)}); s != *ev.Session {
 			ev.Session = heapCopy(s)
 		}
 	}
@@ -50,13 +50,13 @@ func sanitizeEvent(ev event.Event) event.Event {
 	}
 	if ev.Kernel != nil {
 		k := *ev.Kernel
-		if cleanStrings(&k.ID, &k.Name, &k.State, &k.Lost) {
+		if n, l := cleanNames(&k.ID, &k.Name, &k.State), cleanStrings(&k.Lost); n || l {
 			ev.Kernel = heapCopy(k)
 		}
 	}
 	if ev.Sandbox != nil {
 		sb := *ev.Sandbox
-		if cleanStrings(&sb.Name, &sb.ID, &sb.Variant, &sb.State) {
+		if cleanNames(&sb.Name, &sb.ID, &sb.Variant, &sb.State) {
 			ev.Sandbox = heapCopy(sb)
 		}
 	}
@@ -66,7 +66,7 @@ func sanitizeEvent(ev event.Event) event.Event {
 		copied := false
 		for i := range sv.Allowed {
 			a := sv.Allowed[i]
-			if cleanStrings(&a.Session, &a.Tool) {
+			if cleanNames(&a.Session, &a.Tool) {
 				if !copied {
 					sv.Allowed = append([]event.AllowedTool(nil), sv.Allowed...)
 					copied = true
@@ -102,13 +102,41 @@ func cleanStrings(ps ...*string) bool {
 	return changed
 }
 
+// cleanNames is cleanStrings for names and one-line texts drawn as they
+// are, never as rendered output: a hidden character is shown as its marker
+// (termtext.Name), so no colour of the agent's reaches the Calls list or a
+// title, and nothing is dropped from them.
+func cleanNames(ps ...*string) bool { return cleanWith(termtext.Name, ps) }
+
+// cleanCode is cleanStrings for source text (code, cell sources, diffs):
+// every character kept, the hidden ones shown as markers (termtext.Code).
+func cleanCode(ps ...*string) bool { return cleanWith(termtext.Code, ps) }
+
+func cleanWith(f func(string) string, ps []*string) bool {
+	changed := false
+	for _, p := range ps {
+		if c := f(*p); c != *p {
+			*p, changed = c, true
+		}
+	}
+	return changed
+}
+
 // cleanJSON sanitizes the strings of a raw JSON value in place and reports
 // whether it changed.
-func cleanJSON(p *json.RawMessage) bool {
+func cleanJSON(p *json.RawMessage) bool { return cleanJSONWith(termtext.JSON, p) }
+
+// cleanArgs is cleanJSON for a call's arguments, which are the agent's
+// words and a held call's code: kept whole, a hidden character written as
+// its JSON escape (termtext.JSONCode), so that the arguments view draws
+// \u001b where String would drop the rest of a line.
+func cleanArgs(p *json.RawMessage) bool { return cleanJSONWith(termtext.JSONCode, p) }
+
+func cleanJSONWith(f func([]byte) []byte, p *json.RawMessage) bool {
 	if len(*p) == 0 {
 		return false
 	}
-	c := termtext.JSON(*p)
+	c := f(*p)
 	if len(c) == len(*p) && &c[0] == &(*p)[0] {
 		return false
 	}
@@ -118,11 +146,16 @@ func cleanJSON(p *json.RawMessage) bool {
 
 func sanitizeCall(c *event.CallEvent) *event.CallEvent {
 	cc := *c
-	changed := cleanStrings(&cc.ID, &cc.Session, &cc.Tool, &cc.Progress, &cc.Text, &cc.Error,
-		&cc.SchemaProblem, &cc.CellID, &cc.Notebook, &cc.Summary, &cc.UndoOf, &cc.ResendOf, &cc.DecidedBy)
+	// DecidedBy names who decided (a client's name among it), CellError
+	// the exception the code raised: drawn on one line as they are, like
+	// the other names.
+	changed := cleanNames(&cc.ID, &cc.Session, &cc.Tool, &cc.CellID, &cc.Notebook, &cc.UndoOf, &cc.ResendOf, &cc.DecidedBy, &cc.CellError)
+	if cleanStrings(&cc.Progress, &cc.Text, &cc.Error, &cc.SchemaProblem, &cc.Summary) {
+		changed = true
+	}
 	if cc.Task != nil {
 		t := *cc.Task
-		if cleanStrings(&t.ID, &t.State) {
+		if cleanNames(&t.ID, &t.State) {
 			cc.Task, changed = &t, true
 		}
 	}
@@ -130,7 +163,10 @@ func sanitizeCall(c *event.CallEvent) *event.CallEvent {
 	if cleanStrings(&st) {
 		cc.Status, changed = event.CallStatus(st), true
 	}
-	for _, p := range []*json.RawMessage{&cc.Args, &cc.Structured, &cc.Meta} {
+	if cleanArgs(&cc.Args) {
+		changed = true
+	}
+	for _, p := range []*json.RawMessage{&cc.Structured, &cc.Meta} {
 		if cleanJSON(p) {
 			changed = true
 		}
@@ -149,11 +185,22 @@ func sanitizeCall(c *event.CallEvent) *event.CallEvent {
 // sanitizePreview returns a sanitized copy of a held call's preview and
 // whether it differs.
 func sanitizePreview(p event.CallPreview) (event.CallPreview, bool) {
-	changed := cleanStrings(&p.Client, &p.Notebook, &p.What, &p.Diff, &p.Code, &p.Language, &p.Problem)
+	// What the call would run or write is source; the rest are the
+	// engine's sentences around names the agent chose: neither may style
+	// the card, or lose a character from it.
+	changed := cleanNames(&p.Client, &p.Notebook, &p.Path, &p.What, &p.Language, &p.Problem, &p.Changed)
+	if cleanCode(&p.Diff, &p.Code) {
+		changed = true
+	}
+	if p.Bound != nil {
+		// What the call is bound to is the engine's to check, not the
+		// screen's to draw (the card shows the same facts).
+		p.Bound, changed = nil, true
+	}
 	cellsCopied := false
 	for i := range p.Cells {
 		c := p.Cells[i]
-		if cleanStrings(&c.ID, &c.Type, &c.Source, &c.Role) {
+		if n, src := cleanNames(&c.ID, &c.Type, &c.Role), cleanCode(&c.Source); n || src {
 			if !cellsCopied {
 				p.Cells = append([]event.PreviewCell(nil), p.Cells...)
 				cellsCopied = true
@@ -163,7 +210,7 @@ func sanitizePreview(p event.CallPreview) (event.CallPreview, bool) {
 	}
 	factsCopied := false
 	for i, f := range p.Facts {
-		if c := termtext.String(f); c != f {
+		if c := termtext.Name(f); c != f {
 			if !factsCopied {
 				p.Facts = append([]string(nil), p.Facts...)
 				factsCopied = true
@@ -176,14 +223,14 @@ func sanitizePreview(p event.CallPreview) (event.CallPreview, bool) {
 
 func sanitizeNotebook(n *event.NotebookEvent) *event.NotebookEvent {
 	nn := *n
-	changed := cleanStrings(&nn.Name, &nn.Path, &nn.KernelID, &nn.Session)
+	changed := cleanNames(&nn.Name, &nn.Path, &nn.KernelID, &nn.Session)
 	op := string(nn.Op)
 	if cleanStrings(&op) {
 		nn.Op, changed = event.NotebookOp(op), true
 	}
 	idsCopied := false
 	for i, id := range nn.CellIDs {
-		if c := termtext.String(id); c != id {
+		if c := termtext.Name(id); c != id {
 			if !idsCopied {
 				nn.CellIDs = append([]string(nil), nn.CellIDs...)
 				idsCopied = true
@@ -194,7 +241,7 @@ func sanitizeNotebook(n *event.NotebookEvent) *event.NotebookEvent {
 	changesCopied := false
 	for i, c := range nn.ChangedCells {
 		kind := string(c.How)
-		if cleanStrings(&c.ID, &kind) {
+		if cleanNames(&c.ID, &kind) {
 			c.How = event.HowChanged(kind)
 			if !changesCopied {
 				nn.ChangedCells = append([]event.ChangedCell(nil), nn.ChangedCells...)
@@ -219,9 +266,14 @@ func sanitizeNotebook(n *event.NotebookEvent) *event.NotebookEvent {
 	return heapCopy(nn)
 }
 
-// sanitizeCell returns a sanitized copy of c and whether it differs.
+// sanitizeCell returns a sanitized copy of c and whether it differs: its
+// source as source (every character shown), its outputs as rendered text
+// (their colours kept).
 func sanitizeCell(c event.CellSnapshot) (event.CellSnapshot, bool) {
-	changed := cleanStrings(&c.ID, &c.Type, &c.Source)
+	changed := cleanNames(&c.ID, &c.Type)
+	if cleanCode(&c.Source) {
+		changed = true
+	}
 	copied := false
 	for i := range c.Outputs {
 		if o, ok := sanitizeOutput(c.Outputs[i]); ok {
@@ -250,8 +302,10 @@ func sanitizeOutput(o event.OutputSnapshot) (event.OutputSnapshot, bool) {
 
 func sanitizeExec(x *event.ExecEvent) *event.ExecEvent {
 	xx := *x
-	changed := cleanStrings(&xx.ID, &xx.Notebook, &xx.CellID, &xx.KernelID, &xx.SandboxID, &xx.CallID,
-		&xx.Code, &xx.Status)
+	changed := cleanNames(&xx.ID, &xx.Notebook, &xx.CellID, &xx.KernelID, &xx.SandboxID, &xx.CallID, &xx.Status)
+	if cleanCode(&xx.Code) {
+		changed = true
+	}
 	if xx.Output != nil {
 		if o, ok := sanitizeOutput(*xx.Output); ok {
 			xx.Output, changed = heapCopy(o), true

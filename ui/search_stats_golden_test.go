@@ -56,6 +56,7 @@ func TestGoldenStats(t *testing.T) {
 	for _, sz := range goldenSizes {
 		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
 			m := newTestModel(t, newFakeBackend(), sz.w, sz.h, statsScenario(t))
+			m = aside(m)
 			m = keys(m, "s")
 			frame := m.View()
 			checkFrame(t, "stats", frame, sz.w, sz.h)
@@ -78,6 +79,7 @@ func TestGoldenStats(t *testing.T) {
 func TestStatsEnterShowsCall(t *testing.T) {
 	t.Parallel()
 	m := newTestModel(t, newFakeBackend(), 140, 40, statsScenario(t))
+	m = aside(m)
 	m = keys(m, "/")
 	m = typeText(m, "tool:read_cell")
 	m = keys(m, "enter", "s")
@@ -124,6 +126,7 @@ func TestGoldenSearchHighlight(t *testing.T) {
 	}{{"truecolor", termenv.TrueColor}, {"ansi16", termenv.ANSI}} {
 		t.Run(th.name, func(t *testing.T) {
 			m := newStyledModel(t, newFakeBackend(), themedStyles(th.profile, theme.DarkName), 140, 40, scenario(t))
+			m = aside(m)
 			m = keys(m, "/")
 			m = typeText(m, "SALES tool:list_files")
 			m = keys(m, "enter")
@@ -146,6 +149,7 @@ func TestGoldenSearchHighlight(t *testing.T) {
 	}
 	// The calls pane under a search: its title counts the matches.
 	m := newTestModel(t, newFakeBackend(), 140, 40, scenario(t))
+	m = aside(m)
 	m = keys(m, "/")
 	m = typeText(m, "status:ok|error took:<200ms")
 	golden(t, "calls_search_140x40", renderPane(m, FocusCalls))

@@ -11,8 +11,9 @@ import (
 )
 
 // statsView is the `s` screen: per tool and per session, how many calls,
-// how they ended (tool errors, protocol errors, denied, cancelled kept
-// apart), how long they took (p50 / p95 / p99 / max) and what their
+// how they ended (cell errors, tool errors, protocol errors, denied,
+// cancelled kept apart), how long they ran (p50 / p95 / p99 / max, the
+// time held for a person left out and counted beside them) and what their
 // results weigh on the wire; then the slowest calls, enter showing one in
 // the timeline. It is computed from the calls the timeline holds, so it is
 // the same live, attached and in a replay.
@@ -109,6 +110,7 @@ func statsCols() []statsCol {
 	return []statsCol{
 		{"calls", 6, observe.SortCalls, 0, func(r observe.StatsRow) string { return n(r.Calls) }},
 		{"ok", 5, observe.SortName, 4, func(r observe.StatsRow) string { return n(r.OK) }},
+		{"cell err", 9, observe.SortErrors, 0, func(r observe.StatsRow) string { return n(r.CellErrors) }},
 		{"tool err", 9, observe.SortErrors, 0, func(r observe.StatsRow) string { return n(r.ToolErrors) }},
 		{"proto err", 10, observe.SortErrors, 0, func(r observe.StatsRow) string { return n(r.ProtocolErrors) }},
 		{"denied", 7, observe.SortName, 1, func(r observe.StatsRow) string { return n(r.Denied) }},
@@ -124,6 +126,12 @@ func statsCols() []statsCol {
 		}},
 		{"max", 7, observe.SortMax, 0, func(r observe.StatsRow) string {
 			return dur(r, func(r observe.StatsRow) string { return formatDuration(r.Max) })
+		}},
+		{"held", 8, observe.SortName, 3, func(r observe.StatsRow) string {
+			if r.Held == 0 {
+				return "-"
+			}
+			return formatDuration(r.Held)
 		}},
 		{"result", 9, observe.SortBytes, 0, func(r observe.StatsRow) string { return formatBytes(r.ResultBytes()) }},
 		{"text", 9, observe.SortName, 5, func(r observe.StatsRow) string { return formatBytes(r.TextBytes) }},
@@ -255,9 +263,9 @@ func (m *Model) statsLines(w, h int) []string {
 		if i == v.cursor {
 			mark = "▸"
 		}
-		row := fmt.Sprintf("%s %s %s %s %s ", mark, c.Started.Local().Format("15:04:05"), fit(short(c.Session, 8), 8),
-			fit(c.Tool, 24), padLeft(formatDuration(c.Duration), 7))
-		status := m.statusLabel(c.Status)
+		row := fmt.Sprintf("%s %s %s %s %s ", mark, m.callClock(c).Format("15:04:05"), fit(short(c.Session, 8), 8),
+			fit(c.Tool, 24), padLeft(m.tookText(c), 7))
+		status := m.callStatus(c)
 		if k := c.ErrorKind(); k != "" {
 			status += s.Muted.Render(" (" + k + ")")
 		}
@@ -270,7 +278,11 @@ func (m *Model) statsLines(w, h int) []string {
 	if len(out) > h {
 		out = out[:h]
 	}
+	plain := m.noColour()
 	for i := range out {
+		if plain {
+			out[i] = stripColour(out[i])
+		}
 		out[i] = fit(out[i], w)
 	}
 	for len(out) < h {

@@ -26,8 +26,17 @@ const maxHighlightBytes = 64 << 10
 // lexer knows it, one is guessed from the code, and without a guess the
 // code is drawn plain.
 func highlight(code, language string, st theme.Syntax) []string {
-	// The sanitizer leaves SGR in text; here the colours are the lexer's,
-	// and a sequence cut into tokens would be drawn broken.
+	return highlightWith(code, language, st, func(style lipgloss.Style, part string) string {
+		return style.Render(expandTabs(part))
+	})
+}
+
+// highlightWith is highlight drawing each piece of a token (a token split at
+// its newlines) with render.
+func highlightWith(code, language string, st theme.Syntax, render func(lipgloss.Style, string) string) []string {
+	// Text from the sanitizer's output mode keeps SGR; here the colours
+	// are the lexer's, and a sequence cut into tokens would be drawn
+	// broken. (Its code mode leaves no escape at all.)
 	code = strings.TrimRight(ansi.Strip(code), "\n")
 	if code == "" {
 		return nil
@@ -37,11 +46,11 @@ func highlight(code, language string, st theme.Syntax) []string {
 		lexer = lexers.Analyse(code)
 	}
 	if lexer == nil || len(code) > maxHighlightBytes {
-		return plainLines(code, st.Plain)
+		return plainLines(code, st.Plain, render)
 	}
 	it, err := chroma.Coalesce(lexer).Tokenise(nil, code)
 	if err != nil {
-		return plainLines(code, st.Plain)
+		return plainLines(code, st.Plain, render)
 	}
 	var lines []string
 	var line strings.Builder
@@ -54,7 +63,7 @@ func highlight(code, language string, st theme.Syntax) []string {
 				line.Reset()
 			}
 			if part != "" {
-				line.WriteString(style.Render(expandTabs(part)))
+				line.WriteString(render(style, part))
 			}
 		}
 	}
@@ -68,10 +77,10 @@ func highlight(code, language string, st theme.Syntax) []string {
 	return lines
 }
 
-func plainLines(code string, style lipgloss.Style) []string {
+func plainLines(code string, style lipgloss.Style, render func(lipgloss.Style, string) string) []string {
 	lines := strings.Split(code, "\n")
 	for i, l := range lines {
-		lines[i] = style.Render(expandTabs(l))
+		lines[i] = render(style, l)
 	}
 	return lines
 }

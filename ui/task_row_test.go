@@ -19,6 +19,7 @@ func TestATasksCallRowShowsTheTask(t *testing.T) {
 		Call: &event.CallEvent{ID: "c5", Task: &event.CallTask{ID: "t-a1b2.QwErTyUiOp_-x9Yz", State: "working", Polls: 4}}})
 	b := newFakeBackend()
 	m := newTestModel(t, b, 140, 40, evs)
+	m = aside(m)      // the held call's card
 	m = keys(m, "up") // c5, running
 	if c := m.selectedCall(); c.ID != "c5" || c.Task == nil {
 		t.Fatalf("selected %s with task %v", c.ID, c.Task)

@@ -228,7 +228,7 @@ func TestCallPause(t *testing.T) {
 			defer cancel()
 			res := h.beginAsync(ctx, Start{ID: "p", Tool: "insert_cell"})
 			h.next(t, event.EvCallStarted)
-			if held := h.next(t, event.EvCallHeld).Call; held.Status != event.CallHeld || !strings.Contains(held.Progress, "paused") {
+			if held := h.next(t, event.EvCallHeld).Call; held.Status != event.CallHeld || !strings.Contains(held.Progress, "paused") || !held.HeldUntil.IsZero() {
 				t.Errorf("held = %+v", held)
 			}
 			select {
@@ -315,6 +315,14 @@ func TestCallApproval(t *testing.T) {
 				held := h.next(t, event.EvCallHeld).Call
 				if held.Status != event.CallHeld || !strings.Contains(held.Progress, "approval") || held.Destructive != tt.destructive {
 					t.Errorf("held = %+v", held)
+				}
+				// The workbench counts down to the denial.
+				limit := tt.timeout
+				if limit == 0 {
+					limit = DefaultApprovalTimeout
+				}
+				if left := time.Until(held.HeldUntil); left <= -time.Second || left > limit {
+					t.Errorf("held until %v: %v left, want at most %v", held.HeldUntil, left, limit)
 				}
 				if tt.act != nil {
 					tt.act(t, h)

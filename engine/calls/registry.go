@@ -27,7 +27,7 @@ import (
 const (
 	ApproveOff         = "off"
 	ApproveDestructive = "destructive"
-	ApproveExecute     = "execute" // only calls that run code
+	ApproveExecute     = "execute" // calls that run code or decide where it runs (Start.RunsCode)
 	ApproveAll         = "all"
 )
 
@@ -46,8 +46,9 @@ type Start struct {
 	// Unasked says why the calling client's user is not asked, when it
 	// is not for want of elicitation (their answer would not count).
 	Unasked string
-	// RunsCode marks a call that runs code in a kernel or a sandbox: the
-	// calls ApproveExecute holds.
+	// RunsCode marks a call that runs code in a kernel or a sandbox, or
+	// decides where code runs (a sandbox, another server): the calls
+	// ApproveExecute holds.
 	RunsCode bool
 	// Preview, when set, computes what the call would do (the engine's
 	// Preview); it is asked only when the call is held, and the preview
@@ -89,6 +90,7 @@ type Outcome struct {
 	CellID        string
 	Notebook      string
 	Images        int
+	CellError     string // see CallEvent.CellError
 
 	// Wire sizes of the result's parts (see CallEvent.TextBytes).
 	TextBytes, StructuredBytes, ImageBytes int
@@ -170,6 +172,15 @@ type call struct {
 	preview  func(context.Context) *event.CallPreview // nil: no preview
 	check    func(json.RawMessage) (json.RawMessage, error)
 	edited   json.RawMessage // arguments a person edited and allowed
+	heldAt   time.Time       // when it was first held; zero if never
+
+	// shown is the preview the call was last held with (ShownOf): what
+	// the person decided on. The engine checks it as the call runs.
+	shown atomic.Pointer[event.CallPreview]
+	// reheld counts the times the call was held again (Rehold); denied
+	// says a person denied it then, for its outcome.
+	reheld int
+	denied bool
 }
 
 // decision settles a call held for approval.
@@ -307,6 +318,7 @@ func (r *Registry) Begin(ctx context.Context, c Start) (context.Context, func(Ou
 		check:    c.Check,
 	}
 	cl.preview = c.Preview
+	cctx = context.WithValue(cctx, heldKey{}, cl)
 	if c.Ask != nil && r.opts.ClientOf != nil {
 		cl.client = r.opts.ClientOf(c.Session)
 	}
@@ -324,7 +336,13 @@ func (r *Registry) Begin(ctx context.Context, c Start) (context.Context, func(Ou
 	finish := func(o Outcome) {
 		once.Do(func() { r.finish(cl, o) })
 	}
-	if err := r.admit(cctx, cl); err != nil {
+	err := r.admit(cctx, cl)
+	r.mu.Lock()
+	if !cl.heldAt.IsZero() {
+		cl.info.Held = time.Since(cl.heldAt)
+	}
+	r.mu.Unlock()
+	if err != nil {
 		st := event.CallDenied
 		if !errors.Is(err, errNoWorkbench) && !errors.Is(err, errNoApprover) && cctx.Err() != nil {
 			st = event.CallCancelled
@@ -342,6 +360,72 @@ func (r *Registry) Begin(ctx context.Context, c Start) (context.Context, func(Ou
 }
 
 type editedKey struct{}
+
+// heldKey keys a call's *call into its context, for ShownOf and Rehold.
+type heldKey struct{}
+
+// ShownOf returns the preview that the call whose context (from Begin) is
+// ctx was held with when a person let it run: what they were shown, which
+// the call must still do as it runs (the engine checks it). It is nil when
+// the call was not held for approval, or had no preview.
+func ShownOf(ctx context.Context) *event.CallPreview {
+	if cl, ok := ctx.Value(heldKey{}).(*call); ok {
+		return cl.shown.Load()
+	}
+	return nil
+}
+
+// MaxReholds is how many times one call is held again (Rehold) before it
+// is refused: what it would do keeps changing under the person's eyes.
+const MaxReholds = 3
+
+// Rehold holds again the call whose context (from Begin) is ctx: it was
+// allowed on a preview (ShownOf) that is no longer what it would do, and
+// changed says what changed, in words for the person. A fresh preview is
+// made and shown with changed, and Rehold waits for a new decision as
+// Begin does; it returns nil when the call may run (allowed again, or the
+// approval mode no longer holds it), else why it must not (denied, timed
+// out, cancelled, or changed too often). Edits are not offered: the call
+// is already running with its arguments.
+func (r *Registry) Rehold(ctx context.Context, changed string) error {
+	cl, ok := ctx.Value(heldKey{}).(*call)
+	if !ok {
+		return errors.New("calls.Rehold: the context is not a call's from Begin")
+	}
+	r.mu.Lock()
+	if r.calls[cl.info.ID] != cl {
+		r.mu.Unlock()
+		return fmt.Errorf("calls.Rehold: call %q has finished", cl.info.ID)
+	}
+	if !r.needsApproval(cl) {
+		// No one is to be asked any more: it runs as it now is, and who
+		// decided says so (an allow rule, or no one).
+		if by := r.ruleDecidedLocked(cl); by != "" {
+			cl.info.DecidedBy = by
+		} else {
+			cl.info.DecidedBy = "no one: what it would do changed after it was allowed (" + changed + "), and approval was off by then"
+		}
+		r.mu.Unlock()
+		cl.shown.Store(nil)
+		return nil
+	}
+	if cl.reheld >= MaxReholds {
+		cl.info.DecidedBy = "no one: what it would do kept changing after it was shown"
+		cl.denied = true
+		r.mu.Unlock()
+		return refusef("what this call to %s would do changed %d times after the person supervising this server was shown it (last: %s), so it was not run; make the call again once the notebook stops changing", cl.info.Tool, cl.reheld+1, changed)
+	}
+	cl.reheld++
+	cl.check = nil
+	cl.info.Editable = false
+	err := r.approveLocked(ctx, cl, changed)
+	if err != nil && ctx.Err() == nil {
+		r.mu.Lock()
+		cl.denied = true
+		r.mu.Unlock()
+	}
+	return err
+}
 
 // EditedArgs returns the arguments a person edited before allowing the
 // call whose context (from Begin) is ctx, as the call's checker
@@ -389,6 +473,13 @@ func (r *Registry) admit(ctx context.Context, cl *call) error {
 		}
 		return nil
 	}
+	return r.approveLocked(ctx, cl, "")
+}
+
+// approveLocked holds cl until a person decides it, showing its preview
+// and, when it is held again, what changed since it was last shown. It
+// returns nil when the call may run. r.mu is held on entry and released.
+func (r *Registry) approveLocked(ctx context.Context, cl *call, changed string) error {
 	viaClient := r.uis == 0
 	if viaClient && cl.ask == nil {
 		r.mu.Unlock()
@@ -408,19 +499,29 @@ func (r *Registry) admit(ctx context.Context, cl *call) error {
 	if cl.preview != nil {
 		preview = cl.preview(ctx)
 	}
+	if preview != nil && changed != "" {
+		preview.Changed = changed
+	}
+	cl.shown.Store(preview)
+	why := "waiting for approval"
+	if changed != "" {
+		why = "held again, since what it would do changed after it was shown (" + changed + "): " + why
+	}
 	// A workbench that attaches while the client is asked may decide too:
 	// whichever answers first settles the call.
 	var answered <-chan decision
+	// The workbench counts down to the denial: it is told when.
+	deadline := time.Now().Add(timeout)
 	if viaClient {
-		r.holdWith(cl, "waiting for approval from "+cl.person()+", asked through their MCP client", preview)
+		r.holdWith(cl, why+" from "+cl.person()+", asked through their MCP client", preview, deadline)
 		askCtx, stop := context.WithCancel(ctx)
 		defer stop()
 		answered = askThrough(askCtx, cl, preview)
 	} else {
-		r.holdWith(cl, "waiting for approval in the workbench", preview)
+		r.holdWith(cl, why+" in the workbench", preview, deadline)
 	}
 
-	timer := time.NewTimer(timeout)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	var d decision
 	select {
@@ -520,14 +621,21 @@ func cancelError(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (r *Registry) hold(cl *call, why string) { r.holdWith(cl, why, nil) }
+func (r *Registry) hold(cl *call, why string) { r.holdWith(cl, why, nil, time.Time{}) }
 
-// holdWith publishes EvCallHeld with what the call would do.
-func (r *Registry) holdWith(cl *call, why string, p *event.CallPreview) {
+// holdWith publishes EvCallHeld with what the call would do and when it is
+// denied undecided (zero: not held for approval).
+func (r *Registry) holdWith(cl *call, why string, p *event.CallPreview, until time.Time) {
+	r.mu.Lock()
+	if cl.heldAt.IsZero() {
+		cl.heldAt = time.Now() // the person's time starts (CallEvent.Held)
+	}
 	ce := cl.info
+	r.mu.Unlock()
 	ce.Status = event.CallHeld
 	ce.Progress = why
 	ce.Preview = p
+	ce.HeldUntil = until
 	r.publishCall(event.EvCallHeld, ce)
 }
 
@@ -544,6 +652,7 @@ func (r *Registry) progress(cl *call, note string) {
 func (r *Registry) finish(cl *call, o Outcome) {
 	r.mu.Lock()
 	delete(r.calls, cl.info.ID)
+	denied := cl.denied
 	r.mu.Unlock()
 	cancelled := errors.Is(context.Cause(cl.ctx), errCancelledInWorkbench)
 	cl.cancel(nil)
@@ -551,6 +660,10 @@ func (r *Registry) finish(cl *call, o Outcome) {
 	ce := cl.info
 	ce.Duration = time.Since(ce.Started)
 	ce.Status = o.Status
+	if denied && (ce.Status == "" || ce.Status == event.CallError) {
+		// Held again and denied: the caller's error is that refusal.
+		ce.Status = event.CallDenied
+	}
 	if ce.Status == "" {
 		switch {
 		case cancelled:
@@ -571,6 +684,7 @@ func (r *Registry) finish(cl *call, o Outcome) {
 	ce.CellID = o.CellID
 	ce.Notebook = o.Notebook
 	ce.Images = o.Images
+	ce.CellError = o.CellError
 	ce.TextBytes, ce.StructuredBytes, ce.ImageBytes = o.TextBytes, o.StructuredBytes, o.ImageBytes
 	if r.opts.Undoable != nil {
 		ce.Undoable = r.opts.Undoable(ce.ID)

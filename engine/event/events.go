@@ -101,6 +101,10 @@ type CallEvent struct {
 	Status      CallStatus      `json:"status"`
 	Started     time.Time       `json:"started"`
 	Duration    time.Duration   `json:"duration,omitempty"`
+	// Held is how long the call waited for a person before it ran or was
+	// refused: held for approval, or while new calls were paused. Duration
+	// counts it too, so the server's own time is Duration - Held.
+	Held time.Duration `json:"held,omitempty"`
 
 	// Edited: a person edited its arguments before allowing it; Args are
 	// then the edited ones, what ran (from the progress that says so).
@@ -135,6 +139,9 @@ type CallEvent struct {
 
 	// Preview (EvCallHeld, when held for approval): what it would do.
 	Preview *CallPreview `json:"preview,omitempty"`
+	// HeldUntil (EvCallHeld, when held for approval) is when the call is
+	// denied if no one decides it; zero for a call held by a pause.
+	HeldUntil time.Time `json:"heldUntil,omitzero"`
 
 	// Outcome (EvCallFinished).
 	Text          string          `json:"text,omitempty"`          // the text content
@@ -147,6 +154,11 @@ type CallEvent struct {
 	CellID        string          `json:"cellID,omitempty"`        // acted-on cell
 	Notebook      string          `json:"notebook,omitempty"`      // acted-on notebook name
 	Images        int             `json:"images,omitempty"`
+	// CellError names what the code the call ran raised (the exception's
+	// name: ZeroDivisionError; KeyboardInterrupt when it was interrupted),
+	// "" when it raised nothing. The call itself answered: the agent got
+	// the traceback among the outputs.
+	CellError string `json:"cellError,omitempty"`
 
 	// What the result weighs on the wire (its JSON as the client gets
 	// it), part by part: what the call costs the agent's context. Text is
@@ -272,9 +284,10 @@ type ServerEvent struct {
 	Workbenches int `json:"workbenches,omitempty"`
 	Watchers    int `json:"watchers,omitempty"`
 
-	// The managed Jupyter server when it is not up (all empty when it is,
-	// or when the server is not ours to restart).
-	Jupyter        string `json:"jupyter,omitempty"`        // restarting, starting, failed
+	// The managed Jupyter server when it is not up; otherwise what the
+	// last check of the server in use found (up, refused, unreachable;
+	// empty before the first check).
+	Jupyter        string `json:"jupyter,omitempty"`        // restarting, starting, failed; up, refused, unreachable (jupyter_health.go)
 	JupyterAttempt int    `json:"jupyterAttempt,omitempty"` // restart attempt, from 1
 	JupyterCause   string `json:"jupyterCause,omitempty"`   // how it went down
 	JupyterProblem string `json:"jupyterProblem,omitempty"` // why the last attempt (or the start) failed
@@ -286,6 +299,20 @@ const (
 	JupyterStarting = "starting" // jupyter.PhaseStarting
 	JupyterFailed   = "failed"   // jupyter.PhaseFailed
 )
+
+// The values of ServerEvent.Jupyter the health check of the server in use
+// gives (engine/jupyter_health.go). JupyterCause then says how: the HTTP
+// status of a refusal ("403"), the network's reason for no answer
+// ("connection refused"); JupyterProblem is the whole error.
+const (
+	JupyterUp          = "up"          // it answers and takes the token
+	JupyterRefused     = "refused"     // it answers, and refuses the token (401, 403)
+	JupyterUnreachable = "unreachable" // it does not answer
+)
+
+// JupyterCheckInterval is how often the engine checks the server in use
+// (a header that says it is down says when it is checked again).
+const JupyterCheckInterval = 5 * time.Second
 
 // AllowedTool is a tool a person allowed for one session from now on.
 type AllowedTool struct {

@@ -19,12 +19,14 @@ import (
 // within one term, values separated by `|` are alternatives (OR).
 //
 //	tool:NAME        the tool, a glob (tool:*cell*, tool:{read,edit}_cell)
-//	status:STATUS    ok, error, tool-error, protocol-error, denied,
-//	                 cancelled, running or held
+//	status:STATUS    ok, error, cell-error, tool-error, protocol-error,
+//	                 denied, cancelled, running or held (error is any of
+//	                 the three errors)
 //	session:PREFIX   the session id or its client's name begins so
 //	cell:ID|INDEX    the acted-on cell, or a cell_… argument naming it
 //	kind:KIND        the result's structuredContent kind, a glob
-//	took:>1s         the duration: >, >=, <, <= and a Go duration
+//	took:>1s         the run's duration (time held left out): >, >=,
+//	                 <, <= and a Go duration
 //	                 (a bare duration means at least that long)
 //
 // A word may be quoted ("two words") to match as a phrase, or to search for
@@ -61,9 +63,11 @@ func (b TookBound) holds(d time.Duration) bool {
 	return d <= b.D
 }
 
-// Statuses a status: term accepts. tool-error and protocol-error split
-// error: a tool result with isError, or a JSON-RPC error with no result.
-var queryStatuses = []string{"ok", "error", "tool-error", "protocol-error", "denied", "cancelled", "running", "held"}
+// Statuses a status: term accepts. error is any failure: cell-error (the
+// call answered, the code it ran raised), tool-error (a tool result with
+// isError) or protocol-error (a JSON-RPC error with no result); ok is a
+// call that answered and whose code raised nothing.
+var queryStatuses = []string{"ok", "error", "cell-error", "tool-error", "protocol-error", "denied", "cancelled", "running", "held"}
 
 // queryKeys are the term names, in the order the help lists them.
 var queryKeys = []string{"tool", "status", "session", "cell", "kind", "took"}
@@ -265,10 +269,7 @@ func (q *Query) Match(c *Call, sessions map[string]string, now time.Time) bool {
 		}
 	}
 	if len(q.Took) > 0 {
-		d := c.Duration
-		if c.Status == event.CallRunning || c.Status == event.CallHeld {
-			d = now.Sub(c.Started)
-		}
+		d := c.RunTime(now)
 		for _, b := range q.Took {
 			if !b.holds(d) {
 				return false
@@ -293,6 +294,12 @@ func (c *Call) ErrorKind() string {
 
 func statusIs(c *Call, s string) bool {
 	switch s {
+	case "ok":
+		return c.Status == event.CallOK && !c.CellFailed()
+	case "error":
+		return c.Status == event.CallError || c.CellFailed()
+	case "cell-error":
+		return c.CellFailed()
 	case "tool-error":
 		return c.ErrorKind() == "tool"
 	case "protocol-error":
@@ -405,6 +412,10 @@ func (c *Call) index() {
 	b.WriteByte('\n')
 	if c.Error != "" {
 		b.WriteString(c.Error)
+		b.WriteByte('\n')
+	}
+	if c.CellError != "" {
+		b.WriteString(c.CellError)
 		b.WriteByte('\n')
 	}
 	jsonValues(&b, c.Args)

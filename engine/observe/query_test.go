@@ -38,7 +38,7 @@ func TestParseQuery(t *testing.T) {
 		{in: "stauts:ok", want: Query{Words: []string{"stauts:ok"}, AsText: []string{"stauts:"}}},
 
 		{in: "tool:", err: "tool: needs a value"},
-		{in: "status:fine", err: "status:fine is not a status; use one of ok, error, tool-error"},
+		{in: "status:fine", err: "status:fine is not a status; use one of ok, error, cell-error, tool-error"},
 		{in: "status:ok|", err: "status:ok| has an empty alternative"},
 		{in: "tool:[a", err: "tool:[a is not a valid glob"},
 		{in: "kind:{rows", err: "kind:{rows is not a valid glob"},
@@ -146,8 +146,8 @@ func TestQueryMatch(t *testing.T) {
 		{"cell:0", "c5"},        // not the 0 of a timeout
 		{"kind:rows", "c3"},     //
 		{"kind:out*|source", "c1 c2"},
-		{"took:>1s", "c2 c5 c6 c7"}, // running and held count their time so far
-		{"took:<200ms", "c1 c4"},    //
+		{"took:>1s", "c2 c5 c6"},    // running counts its time so far; held has not run yet
+		{"took:<200ms", "c1 c4 c7"}, //
 		{"took:>=900ms took:<=2.5s", "c2 c3"},
 		{"status:ok took:>100ms", "c3"},
 		{"tool:delete_cell status:held cell:9f8e", "c7"},

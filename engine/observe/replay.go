@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,10 +34,11 @@ type ReplaySource struct {
 	events []event.Event
 	opts   ReplayOptions
 
-	mu     sync.Mutex
-	paused bool
-	steps  int           // calls to play while paused
-	wake   chan struct{} // closed (and replaced) when paused or steps change
+	mu       sync.Mutex
+	recorded map[string]time.Time // when each call played started, as recorded
+	paused   bool
+	steps    int           // calls to play while paused
+	wake     chan struct{} // closed (and replaced) when paused or steps change
 }
 
 // ReplayState is how a replay plays: its speed (negative: as fast as
@@ -127,9 +129,12 @@ func Replay(path string, options ...ReplayOptions) (*ReplaySource, error) {
 	return &ReplaySource{path: path, events: evs, opts: opts}, nil
 }
 
-// ReadRecording parses JSON lines of events; blank lines are skipped.
+// ReadRecording parses JSON lines of events (a --record file), or of calls
+// (a workbench export, E: export_read.go); blank lines are skipped. A line
+// that is neither is an error that says what the file should be.
 func ReadRecording(r io.Reader) ([]event.Event, error) {
 	var evs []event.Event
+	exported := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -137,11 +142,25 @@ func ReadRecording(r io.Reader) ([]event.Event, error) {
 		if len(line) == 0 {
 			continue
 		}
+		if isExportLine(line) {
+			calls, err := exportEvents(line)
+			if err != nil {
+				return nil, fmt.Errorf("line %d is a call of a workbench export (E) that cannot be read: %w", n, err)
+			}
+			evs, exported = append(evs, calls...), true
+			continue
+		}
 		var ev event.Event
-		if err := json.Unmarshal(line, &ev); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+		if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
+			if err == nil {
+				err = errors.New("it has no event type")
+			}
+			return nil, fmt.Errorf("line %d is neither an event of a recording (written with --record) nor a call of a workbench export (written with E): %w", n, err)
 		}
 		evs = append(evs, ev)
+	}
+	if exported {
+		inTimeOrder(evs)
 	}
 	return evs, sc.Err()
 }
@@ -207,6 +226,7 @@ func (p *ReplaySource) Subscribe() (<-chan event.Event, func()) {
 			ev.Time = shift(ev.Time)
 			if ev.Call != nil {
 				c := *ev.Call
+				p.noteRecorded(c.ID, c.Started)
 				c.Started = shift(c.Started)
 				ev.Call = &c
 			}
@@ -277,3 +297,38 @@ func (p *ReplaySource) RevokeAllowed() error                          { return E
 func (p *ReplaySource) Undo(string) error                             { return ErrReadOnly }
 func (p *ReplaySource) CanResend() error                              { return ErrResendReplay }
 func (p *ReplaySource) Resend(calls.Resend) error                     { return ErrResendReplay }
+
+// noteRecorded keeps when a call started in the recording, the first time
+// it is played.
+func (p *ReplaySource) noteRecorded(id string, started time.Time) {
+	if started.IsZero() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.recorded == nil {
+		p.recorded = map[string]time.Time{}
+	}
+	if _, ok := p.recorded[id]; !ok {
+		p.recorded[id] = started
+	}
+}
+
+// RecordedStart is when the call with the given id started in the
+// recording; the workbench shows that, not the time it was played at.
+func (p *ReplaySource) RecordedStart(id string) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.recorded[id]
+	return t, ok
+}
+
+// RecordedAt is when the recording's first event happened.
+func (p *ReplaySource) RecordedAt() time.Time {
+	for _, ev := range p.events {
+		if !ev.Time.IsZero() {
+			return ev.Time
+		}
+	}
+	return time.Time{}
+}

@@ -14,6 +14,7 @@ import (
 const (
 	MaxCalls           = 500       // calls kept in the timeline
 	MaxArgsBytes       = 16 << 10  // arguments kept per call
+	MaxHeldArgsBytes   = 1 << 20   // arguments kept while a call is held: a person approves all of them
 	MaxTextBytes       = 64 << 10  // text content kept per call
 	MaxStructuredBytes = 256 << 10 // structuredContent kept per call (parsed as a tree)
 	MaxMetaBytes       = 16 << 10  // _meta kept per call
@@ -34,6 +35,11 @@ type Call struct {
 	TextCut       int
 	StructuredCut int
 	MetaCut       int
+
+	// HeldSince is when the call was first held (for approval, or while
+	// new calls were paused); zero if never. Held (event.CallEvent) is
+	// how long it was, once it ran or was refused.
+	HeldSince time.Time
 
 	// ArgsLine is free for a reader to keep its one-line form of Args in
 	// (the workbench draws it on every frame); the state clears it
@@ -279,7 +285,11 @@ func (s *State) applyCall(ev event.Event) {
 		r.Tool = c.Tool
 	}
 	if len(c.Args) > 0 {
-		r.Args, r.ArgsCut = capBytes(c.Args, MaxArgsBytes)
+		limit := MaxArgsBytes
+		if ev.Type == event.EvCallHeld {
+			limit = MaxHeldArgsBytes
+		}
+		r.Args, r.ArgsCut = capBytes(c.Args, limit)
 		r.ArgsLine = ""
 	}
 	if c.Destructive {
@@ -312,8 +322,12 @@ func (s *State) applyCall(ev event.Event) {
 	} else if r.Started.IsZero() {
 		r.Started = ev.Time
 	}
+	wasHeld := r.Status == event.CallHeld
 	if c.Status != "" {
 		r.Status = c.Status
+	}
+	if c.Held > 0 {
+		r.Held = c.Held
 	}
 	switch ev.Type {
 	case event.EvCallStarted:
@@ -322,14 +336,25 @@ func (s *State) applyCall(ev event.Event) {
 		}
 	case event.EvCallHeld:
 		r.Status = event.CallHeld
+		if r.HeldSince.IsZero() {
+			r.HeldSince = eventTime(ev, r.Started)
+		}
 		if c.Preview != nil {
 			r.Preview = c.Preview
 		}
+		r.HeldUntil = c.HeldUntil
 	case event.EvCallProgress:
 		r.Progress, _ = capString(c.Progress, 512)
+		if r.Status != event.CallHeld {
+			r.HeldUntil = time.Time{}
+		}
+		if wasHeld && r.Status == event.CallRunning {
+			r.endHold(ev)
+		}
 	case event.EvCallFinished:
 		r.Duration = c.Duration
 		r.Preview = nil // what it would do is now what it did
+		r.HeldUntil = time.Time{}
 		r.Finished = ev.Time
 		if r.Finished.IsZero() {
 			r.Finished = r.Started.Add(c.Duration)
@@ -342,6 +367,10 @@ func (s *State) applyCall(ev event.Event) {
 		r.CellID, r.Notebook, r.Images = c.CellID, c.Notebook, c.Images
 		r.TextBytes, r.StructuredBytes, r.ImageBytes = c.TextBytes, c.StructuredBytes, c.ImageBytes
 		r.Undoable = c.Undoable
+		r.CellError = c.CellError
+		if wasHeld {
+			r.endHold(ev)
+		}
 		if c.UndoOf != "" && !c.IsError {
 			s.undone(c.UndoOf)
 		}

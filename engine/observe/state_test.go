@@ -1,9 +1,11 @@
 package observe
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jupyter-mcp-workbench/jupyter-mcp-server/engine/event"
 )
@@ -122,5 +124,27 @@ func TestExecTailSplitsLines(t *testing.T) {
 	x.addOutput(event.OutputSnapshot{Kind: "stream", Text: strings.Repeat("l\n", 10_000)})
 	if x.KeptLines() > MaxExecTailLines+1 || x.KeptLines()+x.LinesDropped != 10_000 {
 		t.Fatalf("kept %d, dropped %d", x.KeptLines(), x.LinesDropped)
+	}
+}
+
+// A held call's arguments are kept whole (a person approves all of them),
+// and cut to the usual bound once it is decided.
+func TestHeldArgsKeptWhole(t *testing.T) {
+	t.Parallel()
+	s := NewState(nil)
+	code := strings.Repeat("a", MaxArgsBytes+500)
+	args := json.RawMessage(`{"code":"` + code + `"}`)
+	s.Apply(event.Event{Type: event.EvCallStarted, Call: &event.CallEvent{ID: "c", Tool: "execute_code", Args: args, Status: event.CallRunning}})
+	if c := s.Call("c"); c.ArgsCut == 0 {
+		t.Fatal("a running call's arguments were not cut")
+	}
+	until := time.Now().Add(time.Minute)
+	s.Apply(event.Event{Type: event.EvCallHeld, Call: &event.CallEvent{ID: "c", Args: args, Status: event.CallHeld, HeldUntil: until}})
+	if c := s.Call("c"); c.ArgsCut != 0 || string(c.Args) != string(args) || !c.HeldUntil.Equal(until) {
+		t.Fatalf("held: %d bytes cut, until %v", c.ArgsCut, c.HeldUntil)
+	}
+	s.Apply(event.Event{Type: event.EvCallProgress, Call: &event.CallEvent{ID: "c", Args: args, Status: event.CallRunning, Progress: "allowed"}})
+	if c := s.Call("c"); c.ArgsCut == 0 || !c.HeldUntil.IsZero() {
+		t.Fatalf("allowed: %d bytes cut, until %v", c.ArgsCut, c.HeldUntil)
 	}
 }

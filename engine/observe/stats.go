@@ -15,7 +15,8 @@ type StatsRow struct {
 	Client string // for a session row: its client's name, when known
 
 	Calls          int
-	OK             int
+	OK             int // answered, and the code they ran (if any) raised nothing
+	CellErrors     int // answered, but the code they ran raised or was interrupted
 	ToolErrors     int // results with isError: the agent was told what failed
 	ProtocolErrors int // JSON-RPC errors: no result at all
 	Denied         int
@@ -23,10 +24,13 @@ type StatsRow struct {
 	Active         int // running or held now
 
 	// Durations of the calls that ran to an end (ok, error, cancelled):
-	// nearest-rank percentiles. Denied calls waited for a person and did
-	// not run, so they are left out, as are calls still active.
+	// nearest-rank percentiles of their run, the time they were held for
+	// a person left out (times.go). Denied calls waited for a person and
+	// did not run, so they are left out, as are calls still active.
 	Timed              int
 	P50, P95, P99, Max time.Duration
+	// Held is the time the calls waited for a person, in all.
+	Held time.Duration
 
 	// What the results cost the agent's context, on the wire (see
 	// event.CallEvent.TextBytes).
@@ -63,7 +67,11 @@ func ComputeStats(s *State, slowest int) Stats {
 			r.Calls++
 			switch c.Status {
 			case event.CallOK:
-				r.OK++
+				if c.CellFailed() {
+					r.CellErrors++
+				} else {
+					r.OK++
+				}
 				ran = true
 			case event.CallError:
 				if c.ErrorKind() == "protocol" {
@@ -84,8 +92,9 @@ func ComputeStats(s *State, slowest int) Stats {
 			r.TextBytes += tb
 			r.StructuredBytes += sb
 			r.ImageBytes += ib
+			r.Held += c.Held
 			if ran {
-				durs[r] = append(durs[r], c.Duration)
+				durs[r] = append(durs[r], c.RunTime(time.Time{}))
 			}
 		}
 		if ran {
@@ -102,7 +111,7 @@ func ComputeStats(s *State, slowest int) Stats {
 	}
 	SortStats(st.Tools, SortName)
 	SortStats(st.Sessions, SortName)
-	sort.SliceStable(timed, func(i, j int) bool { return timed[i].Duration > timed[j].Duration })
+	sort.SliceStable(timed, func(i, j int) bool { return timed[i].RunTime(time.Time{}) > timed[j].RunTime(time.Time{}) })
 	if len(timed) > slowest {
 		timed = timed[:slowest]
 	}
@@ -186,7 +195,7 @@ func SortStats(rows []StatsRow, col SortColumn) {
 		case SortCalls:
 			return int64(r.Calls)
 		case SortErrors:
-			return int64(r.ToolErrors + r.ProtocolErrors)
+			return int64(r.CellErrors + r.ToolErrors + r.ProtocolErrors)
 		case SortP50:
 			return int64(r.P50)
 		case SortP95:

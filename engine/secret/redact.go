@@ -22,11 +22,25 @@ var (
 	userinfoPattern = regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`)
 	// urlTokenPattern matches a token in a URL query.
 	urlTokenPattern = regexp.MustCompile(`(?i)([?&][a-z_]*token=)[^\s&"'#]+`)
-	// tokenPattern matches what must never reach an agent or a file: a
-	// token in a URL query or after the word token, or an Authorization
-	// header value.
-	tokenPattern = regexp.MustCompile(`(?i)(token=|token\s+|bearer\s+|authorization:\s*\S+\s+)[^\s&"',;)]+`)
+	// assignedPattern matches what must never reach an agent or a file:
+	// a token assigned (token=VALUE, as in a URL query or a command line)
+	// or an Authorization header's value.
+	assignedPattern = regexp.MustCompile(`(?i)(token=|authorization:\s*\S+\s+)[^\s&"',;)]+`)
+	// wordPattern matches a word after the words token or bearer in prose
+	// ("refused the token abc123…"): redacted only when it looks like a
+	// secret (looksSecret), so that "the token matches" keeps its words.
+	wordPattern = regexp.MustCompile(`(?i)(\btoken\s+|\bbearer\s+)([A-Za-z0-9._~+/=-]+)`)
 )
+
+// looksSecret reports whether a word is shaped like a token rather than an
+// English word: at least 8 characters with a digit in them, or at least 24
+// (a long random string without digits).
+func looksSecret(w string) bool {
+	if len(w) >= 24 {
+		return true
+	}
+	return len(w) >= 8 && strings.ContainsAny(w, "0123456789")
+}
 
 // RedactURLs removes passwords and query tokens from URLs in text, leaving
 // every other word alone (it is safe on messages that quote code).
@@ -35,12 +49,22 @@ func RedactURLs(text string) string {
 	return urlTokenPattern.ReplaceAllString(text, "${1}"+Redacted)
 }
 
-// Redact removes tokens from a text: URL secrets, then anything that
-// follows the words token or bearer or an Authorization header. It is
+// Redact removes tokens from a text: URL secrets, a value assigned to a
+// token (token=…) or given in an Authorization header, and a word after
+// the words token or bearer that looks like a secret. It replaces secret
+// values only: the prose around them stays ("refused the token (403) …
+// check that the token matches the server's" is left as it is). It is
 // meant for error texts and results, not for code, where it may hide more
 // than a secret.
 func Redact(text string) string {
-	return tokenPattern.ReplaceAllString(RedactURLs(text), "${1}"+Redacted)
+	text = assignedPattern.ReplaceAllString(RedactURLs(text), "${1}"+Redacted)
+	return wordPattern.ReplaceAllStringFunc(text, func(m string) string {
+		sub := wordPattern.FindStringSubmatch(m)
+		if !looksSecret(sub[2]) || sub[2] == Redacted {
+			return m
+		}
+		return sub[1] + Redacted
+	})
 }
 
 // IsSecretName reports whether an argument or key name holds a secret.

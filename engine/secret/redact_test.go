@@ -42,3 +42,28 @@ func FuzzRedactJSON(f *testing.F) {
 		}
 	})
 }
+
+// Redact replaces secret values, never the prose around them: a Jupyter
+// error that speaks of "the token" keeps its words, and a token given as a
+// word, assigned or in a header is still replaced.
+func TestRedactKeepsProse(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the token=... shown when it started)",
+			"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the token=[redacted] shown when it started)"},
+		{"pass the token with --jupyter-token TOKEN", "pass the token with --jupyter-token TOKEN"},
+		{"a bearer token is needed", "a bearer token is needed"},
+		{"use token 9f86d081884c7d659a2feaa0c55ad015", "use token [redacted]"},
+		{"token abcdefghijklmnopqrstuvwxyzABCD works", "token [redacted] works"},
+		{"Bearer jup-bearer-secret-5", "Bearer [redacted]"},
+		{"Authorization: Bearer abc.def", "Authorization: Bearer [redacted]"},
+		{"http://h:8888/lab?token=s3cr3t&x=1", "http://h:8888/lab?token=[redacted]&x=1"},
+		{"jupyter server --ServerApp.token=abc", "jupyter server --ServerApp.token=[redacted]"},
+		{"the token [redacted] stays", "the token [redacted] stays"},
+	}
+	for _, c := range cases {
+		if got := Redact(c.in); got != c.want {
+			t.Errorf("Redact(%q)\n = %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}

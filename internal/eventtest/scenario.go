@@ -79,7 +79,7 @@ func Scenario(t testing.TB) []event.Event {
 	}
 	ok := true
 	return []event.Event{
-		ev(0, event.Event{Type: event.EvServerState, Server: &event.ServerEvent{JupyterURL: "http://127.0.0.1:8888/", ApprovalMode: "destructive"}}),
+		ev(0, event.Event{Type: event.EvServerState, Server: &event.ServerEvent{JupyterURL: "http://127.0.0.1:8888/", ApprovalMode: "destructive", Jupyter: event.JupyterUp}}),
 		ev(0.5, event.Event{Type: event.EvSessionOpened, Session: &event.SessionEvent{ID: "sess-7f3a", Client: "claude-code 1.0"}}),
 		ev(0.6, event.Event{Type: event.EvKernelStatus, Kernel: &event.KernelEvent{ID: "k-5e6f7a8b9c", Name: "python3", State: "idle"}}),
 		call(1, event.EvCallStarted, event.CallEvent{ID: "c1", Session: "sess-7f3a", Tool: "use_notebook", Args: JSON(t, map[string]any{"notebook_name": "sales", "notebook_path": "sales.ipynb", "mode": "connect"}), Status: event.CallRunning}),
@@ -110,7 +110,7 @@ func Scenario(t testing.TB) []event.Event {
 			Cells: []event.CellSnapshot{{ID: "f3a4b5c6", Type: "code", Source: "for i in range(100):\n    print(i)\n    time.sleep(1)",
 				Outputs: []event.OutputSnapshot{{Kind: "stream", Name: "stdout", Text: "0\n1\n2\n3\n4\n5\n6\n7\n"}}}}}}),
 		call(25, event.EvCallStarted, event.CallEvent{ID: "c6", Session: "sess-7f3a", Tool: "delete_cell", Destructive: true, Args: JSON(t, map[string]any{"cell_indices": []int{0}}), Status: event.CallRunning}),
-		call(25, event.EvCallHeld, event.CallEvent{ID: "c6", Status: event.CallHeld, Editable: true, Preview: &event.CallPreview{
+		call(25, event.EvCallHeld, event.CallEvent{ID: "c6", Status: event.CallHeld, Editable: true, HeldUntil: at(145), Preview: &event.CallPreview{
 			Client: "claude-code 1.0", Notebook: "sales", What: "delete 1 of 4 cells",
 			Cells: []event.PreviewCell{{Index: 0, ID: "a1b2c3d4", Type: "markdown", Source: "# Sales analysis\nQuarterly numbers.", Role: event.PreviewCellGone}}}}),
 		ev(26, event.Event{Type: event.EvSandboxStatus, Sandbox: &event.SandboxEvent{Name: "scratch", ID: "sb-1", Variant: "local", State: "idle"}}),

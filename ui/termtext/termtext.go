@@ -25,11 +25,17 @@
 //     shown as the text it is.
 //   - carriage return. The engine's output model applies \r (and \b) the
 //     way a terminal would before any text reaches here, so a lone \r is
-//     left only in text that bypassed it (a cell source, a name); drawing it
-//     would move the cursor, so it is dropped: "a\rb" shows "ab", CRLF shows
-//     as LF.
+//     left only in text that bypassed it; drawing it would move the cursor,
+//     so it is dropped: "a\rb" shows "ab", CRLF shows as LF.
 //
-// Invalid UTF-8 becomes U+FFFD (except raw C1 bytes, dropped as above).
+// That is the mode for rendered output. Source text (code, cell sources,
+// diffs, tool arguments, names) goes through Code, Name or JSONCode instead
+// (code.go), which drop nothing and style nothing: every hidden character is
+// shown as a marker, and a lone \r breaks the line as Python reads it.
+//
+// Invalid UTF-8 becomes U+FFFD (except raw C1 bytes, dropped as above). An
+// SGR that leaves text in its background's colour (ESC [30;40m) is kept, and
+// followed by one that gives both colours back to the terminal (sgr.go).
 //
 // Sanitize before cutting or wrapping: the sanitizer sees whole sequences, and
 // what it returns can be cut anywhere except inside an SGR, which
@@ -74,6 +80,7 @@ func String(s string) string {
 		b.WriteString(s[kept:i])
 		kept = i + n
 	}
+	var col colours
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -86,6 +93,12 @@ func String(s string) string {
 			n, keep := escape(s, i)
 			if !keep {
 				drop(i, n)
+			} else if col.apply(s[i+2 : i+n-1]); col.hidden() && !strings.HasPrefix(s[i+n:], colourFix) {
+				// Text in its background's colour: both back to the
+				// terminal's (sgr.go).
+				drop(i+n, 0)
+				b.WriteString(colourFix)
+				col.fg, col.bg = 0, 0
 			}
 			i += n
 		case c < 0x80: // the other C0 controls and DEL
@@ -114,6 +127,7 @@ func String(s string) string {
 
 // Clean reports whether String(s) == s, without building anything.
 func Clean(s string) bool {
+	var col colours
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -125,6 +139,9 @@ func Clean(s string) bool {
 		case c == esc:
 			n, keep := escape(s, i)
 			if !keep {
+				return false
+			}
+			if col.apply(s[i+2 : i+n-1]); col.hidden() && !strings.HasPrefix(s[i+n:], colourFix) {
 				return false
 			}
 			i += n

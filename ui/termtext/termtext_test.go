@@ -167,7 +167,7 @@ func checkSafe(t *testing.T, in, out string) {
 func FuzzString(f *testing.F) {
 	for _, s := range []string{"", "plain", "\x1b[31mred\x1b[0m", "\x1b]52;c;aGVsbG8=\x07", "\x1b]0;t\x1b\\",
 		"\x1b[2J\x1b[?1049h", "\x1bPq~~\x1b\\", "\x1b_G;A\x1b\\", "\x9b2J", "\u009d0;x\u009c", "a\rb\x00\x07",
-		"\xff\xe2\x94", "\x1b[3", "\x1b[38:2::1:2:3m", "\x1b\x1b[", "\x1b(", "\x1b[1;\n2m"} {
+		"\xff\xe2\x94", "\x1b[3", "\x1b[38:2::1:2:3m", "\x1b\x1b[", "\x1b(", "\x1b[1;\n2m", "\x1b[30;40mx\x1b[0m"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
