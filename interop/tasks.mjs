@@ -179,8 +179,12 @@ if (opts.http) {
       console.log(JSON.stringify({ text: (r.content || []).map((c) => c.text).join(""), refused }));
       await c.close(); await other.close();
     `);
-    const out = JSON.parse(execFileSync("node", [script], { encoding: "utf8" }).trim().split("\n").at(-1));
-    rmSync(dirname(script), { recursive: true, force: true });
+    let out;
+    try {
+      out = JSON.parse(execFileSync("node", [script], { encoding: "utf8" }).trim().split("\n").at(-1));
+    } finally {
+      rmSync(dirname(script), { recursive: true, force: true });
+    }
     assert(out.text.includes("survived"), JSON.stringify(out));
     assert(out.refused.includes("no task"), "another client's tasks/get: " + out.refused);
     return "survived; another client is refused";
