@@ -49,8 +49,8 @@ func FuzzRedactJSON(f *testing.F) {
 func TestRedactKeepsProse(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want string }{
-		{"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the one in the URL it printed when it started; `jupyter server list` shows it)",
-			"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the one in the URL it printed when it started; `jupyter server list` shows it)"},
+		{"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the one in the URL it printed when it started)",
+			"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the one in the URL it printed when it started)"},
 		{"open http://127.0.0.1:8888/?token=... to see it", "open http://127.0.0.1:8888/?token=[redacted] to see it"},
 		{"pass the token with --jupyter-token TOKEN", "pass the token with --jupyter-token TOKEN"},
 		{"a bearer token is needed", "a bearer token is needed"},
