@@ -217,7 +217,7 @@ func TestJupyterHealthE2E(t *testing.T) {
 		for _, sz := range [][2]int{{200, 60}, {80, 24}} {
 			b.tm.resize(sz[0], sz[1])
 			scr := b.tm.waitScreen(10*time.Second, "jupyter token refused (403)", "refused the token (403)", "--jupyter-token")
-			if flat := strings.Join(strings.Fields(scr), " "); !strings.Contains(flat, "start this server again with the token that Jupyter printed") {
+			if flat := strings.Join(strings.Fields(scr), " "); !strings.Contains(flat, "start jupyter-mcp-server again with the token that Jupyter printed") {
 				t.Errorf("%dx%d: no fix in words:\n%s", sz[0], sz[1], scr)
 			}
 		}

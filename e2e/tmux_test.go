@@ -34,9 +34,10 @@ func needTmux(t *testing.T) {
 // machine can neither delay it nor be disturbed by it. The server is killed
 // at cleanup.
 type tmuxSession struct {
-	t      *testing.T
-	socket string // the -L name of the session's own server
-	name   string
+	t          *testing.T
+	socket     string // the -L name of the session's own server
+	socketPath string // where that server's socket file is
+	name       string
 }
 
 // tmux returns a tmux command on the session's own server.
@@ -97,6 +98,11 @@ func startTmux(t *testing.T, env []string, command string) *tmuxSession {
 	if out, err := s.tmux(args...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
+	// Asked now: once the workbench quits, the server is gone and
+	// cannot say where its socket was.
+	if path, err := s.tmux("display-message", "-p", "#{socket_path}").Output(); err == nil {
+		s.socketPath = strings.TrimSpace(string(path))
+	}
 	return s
 }
 
@@ -132,7 +138,13 @@ func (s *tmuxSession) quitLeavingNothing(root string) {
 }
 
 // kill ends the session's tmux server and whatever still runs in it.
-func (s *tmuxSession) kill() { _ = s.tmux("kill-server").Run() }
+// tmux leaves the socket file behind: it is removed too.
+func (s *tmuxSession) kill() {
+	_ = s.tmux("kill-server").Run()
+	if s.socketPath != "" {
+		_ = os.Remove(s.socketPath)
+	}
+}
 
 func (s *tmuxSession) screen() string {
 	out, _ := s.tmux("capture-pane", "-p", "-t", s.name).Output()

@@ -261,8 +261,9 @@ func TestJupyter(t *testing.T) {
 	run("PreviewRestart", testPreviewRestart)
 	run("PreviewIsTheCall", testPreviewIsTheCall)
 	run("Undo", testUndo)
-	run("PersonInterrupt", testPersonInterrupt) // person_interrupt_test.go
-	run("JupyterHealth", testJupyterHealth)     // jupyter_health_test.go
+	run("PersonInterrupt", testPersonInterrupt)             // person_interrupt_test.go
+	run("JupyterHealth", testJupyterHealth)                 // jupyter_health_test.go
+	run("RefusedTokenAskedLess", testRefusedTokenAskedLess) // jupyter_health_test.go
 }
 
 func testUseNotebook(t *testing.T, f *fixture) {

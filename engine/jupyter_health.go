@@ -40,8 +40,18 @@ func (e *Engine) WatchJupyter(ctx context.Context, interval time.Duration, repor
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for {
-		e.checkHealth(ctx, interval, report)
+	for skipped := 0; ; {
+		// A refused token stays refused until this process is given
+		// another (connect_to_jupyter) or the server restarts with it:
+		// asked every interval, each refusal is a warning in the user's
+		// Jupyter log. While it is refused the server is asked again
+		// only every refusedChecks-th interval.
+		if h := e.health.Load(); h != nil && h.state == event.JupyterRefused && h.client == e.jupyterClient() && skipped < refusedChecks-1 {
+			skipped++
+		} else {
+			skipped = 0
+			e.checkHealth(ctx, interval, report)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -49,6 +59,10 @@ func (e *Engine) WatchJupyter(ctx context.Context, interval time.Duration, repor
 		}
 	}
 }
+
+// refusedChecks is how many intervals apart a refused token is tried again
+// (a minute at the default interval).
+const refusedChecks = 12
 
 // checkHealth is one check.
 func (e *Engine) checkHealth(ctx context.Context, timeout time.Duration, report func(state, problem string)) {

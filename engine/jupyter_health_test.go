@@ -3,7 +3,12 @@ package engine
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,5 +60,50 @@ func testJupyterHealth(t *testing.T, f *fixture) {
 	ln.Close() // nothing listens there now
 	if st := check("http://"+addr+"/", f.srv.Token); st.Jupyter != event.JupyterUnreachable || st.JupyterCause != "connection refused" {
 		t.Errorf("nothing listening: %+v", st)
+	}
+}
+
+// A refused token is not asked about every interval: each refusal is a
+// warning in the user's Jupyter log, and it stays refused until this
+// process is given another token. The real server sits behind a proxy
+// that counts what reaches it.
+func testRefusedTokenAskedLess(t *testing.T, f *fixture) {
+	target, err := url.Parse(f.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int64
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/api/status") {
+			asked.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	e, err := New(ctxT(t), Config{JupyterURL: srv.URL + "/", JupyterToken: "not-the-token", CheckLater: true, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(ctxT(t))
+	reported := make(chan string, 4)
+	done := make(chan struct{})
+	const interval = 40 * time.Millisecond
+	go func() {
+		defer close(done)
+		e.WatchJupyter(ctx, interval, func(state, _ string) { reported <- state })
+	}()
+	if st := <-reported; st != event.JupyterRefused {
+		t.Fatalf("first check: %s", st)
+	}
+	start := asked.Load()
+	time.Sleep(24 * interval)
+	cancel()
+	<-done
+	// 24 intervals: asked twice (every 12th), three times at most when
+	// the sleep ends on a tick; 24 times before.
+	if n := asked.Load() - start; n > 3 {
+		t.Errorf("over 24 intervals a refused token was asked about %d times, want at most 3", n)
 	}
 }

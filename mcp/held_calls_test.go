@@ -84,7 +84,7 @@ func TestApprovalWithTheFactsInView(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := answerOf(t, done)
-	want := "the person supervising this server denied this call to edit_cell_source in the workbench; it was not run. Their reason: y must stay 2, the plot below depends on it"
+	want := "Error executing tool edit_cell_source: the person supervising this server denied this call to edit_cell_source in the workbench; it was not run. Their reason: y must stay 2, the plot below depends on it"
 	if !res.IsError || textOf(res) != want {
 		t.Fatalf("denied with a reason: %v %q, want %q", res.IsError, textOf(res), want)
 	}

@@ -135,7 +135,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 			if !engine.IsUserError(err) {
 				text = "The call was not run: " + redact(text)
 			}
-			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: toolErrorText(ctr.Params.Name, text)}}}, nil
 		}
 
 		edited, wasEdited := calls.EditedArgs(callCtx)
@@ -153,7 +153,7 @@ func (s *Server) observe(next sdk.MethodHandler) sdk.MethodHandler {
 		case callCtx.Err() != nil && ctx.Err() == nil:
 			// Cancelled by the person (CancelCall), not by the client: the
 			// client is still waiting and deserves a proper answer.
-			res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: cancelledText}}}, nil
+			res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: toolErrorText(ctr.Params.Name, cancelledText)}}}, nil
 			c.schemaOK = nil
 			status = event.CallCancelled
 			if c.run != nil {

@@ -53,11 +53,21 @@ func TestTmuxEndToEnd(t *testing.T) {
 		out, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
 		return string(out), err
 	}
-	t.Cleanup(func() { _, _ = tm("kill-server") })
+	var socketPath string
+	t.Cleanup(func() {
+		_, _ = tm("kill-server")
+		// tmux leaves the socket file behind.
+		if socketPath != "" {
+			_ = os.Remove(socketPath)
+		}
+	})
 	// TERM is set so the workbench draws the same in any CI environment.
 	cmd := fmt.Sprintf("env TERM=xterm-256color NO_COLOR=1 %s %s %s", bin, recording, actions)
 	if out, err := tm("new-session", "-d", "-s", "wb", "-x", "120", "-y", "36", cmd); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	if path, err := tm("display-message", "-p", "#{socket_path}"); err == nil {
+		socketPath = strings.TrimSpace(path)
 	}
 	screen := func() string {
 		out, _ := tm("capture-pane", "-t", "wb", "-p")

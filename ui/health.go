@@ -60,7 +60,7 @@ func (m *Model) jupyterFix() string {
 	}
 	switch srv.Jupyter {
 	case event.JupyterRefused:
-		return fmt.Sprintf("Jupyter at %s refused the token (%s): start this server again with the token that Jupyter printed (`jupyter server list` shows it) as --jupyter-token or JUPYTER_TOKEN. Calls that need Jupyter fail until then.", url, srv.JupyterCause)
+		return fmt.Sprintf("Jupyter at %s refused the token (%s): start jupyter-mcp-server again with the token that Jupyter printed (`jupyter server list` shows it) in JUPYTER_TOKEN or --jupyter-token-file. Calls that need Jupyter fail until then.", url, srv.JupyterCause)
 	case event.JupyterUnreachable:
 		why := srv.JupyterCause
 		if why == "" {

@@ -21,8 +21,8 @@ import (
 // tookText is the took column: the run's time, so far while it runs; a
 // call still held has not run.
 func (m *Model) tookText(c *observe.Call) string {
-	if c.Status == event.CallHeld {
-		return "-"
+	if c.Status == event.CallHeld || c.Status == event.CallDenied {
+		return "-" // it has not run, or never will
 	}
 	return formatDuration(c.RunTime(m.clock))
 }
@@ -39,6 +39,8 @@ func (m *Model) detailTimes(c *observe.Call) string {
 			out += " · held " + formatDuration(c.Held)
 		}
 		return out
+	case event.CallDenied:
+		return "not run · held " + formatDuration(c.Held)
 	}
 	out := formatDuration(c.RunTime(m.clock))
 	if c.Held > 0 {

@@ -134,7 +134,7 @@ func TestHeaderSaysJupyterHealth(t *testing.T) {
 		{event.ServerEvent{Jupyter: event.JupyterUp}, "jupyter up", "", true, 2},
 		{event.ServerEvent{}, "jupyter checking…", "", true, 2},
 		{event.ServerEvent{Jupyter: event.JupyterRefused, JupyterCause: "403", JupyterProblem: "the Jupyter server at http://127.0.0.1:8888/ refused the token (403)"},
-			"jupyter token refused (403)", "start this server again with the token that Jupyter printed", false, 5},
+			"jupyter token refused (403)", "start jupyter-mcp-server again with the token that Jupyter printed", false, 5},
 		{event.ServerEvent{Jupyter: event.JupyterUnreachable, JupyterCause: "connection refused"},
 			"jupyter not answering", "is not answering (connection refused): start it, or point --jupyter-url at a server that runs", false, 5},
 	} {

@@ -208,7 +208,7 @@ func (e *APIError) Error() string {
 		if e.Message != "" {
 			fmt.Fprintf(&b, ": %s", e.Message)
 		}
-		b.WriteString("; check that the token matches the server's (the token=... shown when it started)")
+		b.WriteString("; check that the token matches the server's (the one in the URL it printed when it started)")
 	default:
 		fmt.Fprintf(&b, "the Jupyter server at %s answered %s %s with %d %s", e.Server, e.Method, e.Path, e.Status, http.StatusText(e.Status))
 		if e.Message != "" {

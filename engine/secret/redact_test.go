@@ -49,8 +49,9 @@ func FuzzRedactJSON(f *testing.F) {
 func TestRedactKeepsProse(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want string }{
-		{"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the token=... shown when it started)",
-			"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the token=[redacted] shown when it started)"},
+		{"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the one in the URL it printed when it started)",
+			"the Jupyter server at http://127.0.0.1:8888/ refused the token (403) on GET api/status; check that the token matches the server's (the one in the URL it printed when it started)"},
+		{"open http://127.0.0.1:8888/?token=... to see it", "open http://127.0.0.1:8888/?token=[redacted] to see it"},
 		{"pass the token with --jupyter-token TOKEN", "pass the token with --jupyter-token TOKEN"},
 		{"a bearer token is needed", "a bearer token is needed"},
 		{"use token 9f86d081884c7d659a2feaa0c55ad015", "use token [redacted]"},
