@@ -251,6 +251,7 @@ func TestJupyter(t *testing.T) {
 	run("ExecuteRerunWhileRunning", testExecuteRerun)
 	run("ExecuteCancel", testExecuteCancel)
 	run("ExecuteCancelQueued", testExecuteCancelQueued)
+	run("ExecuteCancelQueuedSparesTheNext", testExecuteCancelQueuedSparesTheNext)
 	run("ExecuteInput", testExecuteInput)
 	run("ExecuteBigOutput", testExecuteBigOutput)
 	run("ExecuteCode", testExecuteCode)

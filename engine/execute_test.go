@@ -447,3 +447,44 @@ func testExecuteCancelQueued(t *testing.T, f *fixture) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// A run cancelled while queued, with another queued behind it, is not
+// interrupted when it starts: the interrupt, landing after a short run has
+// ended, would stop the run behind it, which nobody cancelled.
+func testExecuteCancelQueuedSparesTheNext(t *testing.T, f *fixture) {
+	e := f.e
+	f.useOwnKernel(t, "s", "nb", "spares.ipynb", "create")
+	type ran struct {
+		res ExecResult
+		err error
+	}
+	ahead, behind := make(chan ran, 1), make(chan ran, 1)
+	go func() {
+		res, err := e.ExecuteCode(ctxT(t), "s", "import time\ntime.sleep(2)\nprint('ahead done')", ExecOptions{Timeout: 30 * time.Second})
+		ahead <- ran{res, err}
+	}()
+	time.Sleep(500 * time.Millisecond) // the run ahead is on the kernel
+	ctx, cancel := context.WithCancel(ctxT(t))
+	queued := make(chan error, 1)
+	go func() {
+		_, err := e.ExecuteCode(ctx, "s", "spared = 1", ExecOptions{Timeout: 30 * time.Second})
+		queued <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	go func() {
+		res, err := e.ExecuteCode(ctxT(t), "s", "import time\ntime.sleep(1)\nprint('behind done')", ExecOptions{Timeout: 30 * time.Second})
+		behind <- ran{res, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // both are queued
+	cancel()
+	if err := <-queued; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled queued run: %v", err)
+	}
+	a := <-ahead
+	checkNoError(t, "the run ahead", a.err)
+	b := <-behind
+	checkNoError(t, "the run behind", b.err)
+	if got := describe(b.res.Outputs); len(got) != 1 || got[0] != "stream:stdout:behind done\n" {
+		t.Fatalf("the run behind the cancelled one was stopped: %q (status %s)", got, b.res.Status)
+	}
+}

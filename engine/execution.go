@@ -119,12 +119,50 @@ func (x *execution) abort(ctx context.Context) (execOutcome, error) {
 
 // interruptQueued interrupts the kernel for a run cancelled while it was
 // queued, now that it has started.
+//
+// The interrupt lands some milliseconds later, through the server: a short
+// run may be over by then, and the kernel's SIGINT would stop the run
+// queued behind it, perhaps another client's. So it is not sent when the run
+// has ended, or when another run waits behind it on the kernel: the
+// cancelled run then goes on to its end (the call that made it has its
+// answer already), and the log says so.
 func (x *execution) interruptQueued() {
+	select {
+	case <-x.done:
+		return
+	default:
+	}
+	if x.runsQueuedBehind() {
+		x.e.log.Info("a run cancelled while queued runs to its end: interrupting it could stop the run queued behind it", "kernel", x.kernel.id)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := x.client.InterruptKernel(ctx, x.kernel.id); err != nil {
 		x.e.log.Warn("interrupting a kernel for a run cancelled while queued", "kernel", x.kernel.id, "err", err)
 	}
+}
+
+// runsQueuedBehind says whether another run on x's kernel has not started
+// yet: it waits behind x.
+func (x *execution) runsQueuedBehind() bool {
+	x.e.mu.Lock()
+	others := make([]*execution, 0, len(x.kernel.execs))
+	for o := range x.kernel.execs {
+		if o != x {
+			others = append(others, o)
+		}
+	}
+	x.e.mu.Unlock()
+	for _, o := range others {
+		o.mu.Lock()
+		waiting := !o.begun && !o.ended
+		o.mu.Unlock()
+		if waiting {
+			return true
+		}
+	}
+	return false
 }
 
 // interruptAndWait interrupts the run's kernel and waits, up to abortGrace,
