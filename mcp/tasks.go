@@ -65,6 +65,7 @@ const (
 type task struct {
 	id      string
 	owner   string // the client identity (ownerOf) that created it
+	session string // the session that created it (2025-11-25): tasks/list lists only its own
 	era     taskEra
 	r       *run
 	created time.Time
@@ -132,18 +133,49 @@ func taskInstance(id string) string {
 // add makes r a task of owner's. It reports nil when the store is full of
 // tasks still running: the call then stays a plain call (nothing is lost,
 // the client just waits).
-func (ts *taskStore) add(r *run, owner string, era taskEra) *task {
-	t := &task{id: ts.newTaskID(), owner: owner, era: era, r: r, created: time.Now(), held: ts.held}
+func (ts *taskStore) add(r *run, owner, session string, era taskEra) *task {
+	t := &task{id: ts.newTaskID(), owner: owner, session: session, era: era, r: r, created: time.Now(), held: ts.held}
+	_, ended := t.endedAt()
 	ts.mu.Lock()
-	ts.sweepLocked(time.Now(), 1)
-	if len(ts.byID) >= ts.max {
-		ts.mu.Unlock()
+	defer ts.mu.Unlock()
+	if !ts.roomLocked(owner, !ended) {
 		return nil
 	}
 	ts.byID[t.id] = t
-	ts.mu.Unlock()
 	return t
 }
+
+// room says whether owner may start one more task now.
+func (ts *taskStore) room(owner string) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.roomLocked(owner, true)
+}
+
+// roomLocked sweeps, then says whether one more task fits: in the store,
+// and, for a running one, in owner's share of it (ownerShare of the
+// running tasks), so that one client cannot take every slot from the
+// others.
+func (ts *taskStore) roomLocked(owner string, running bool) bool {
+	ts.sweepLocked(time.Now(), 1)
+	if len(ts.byID) >= ts.max {
+		return false
+	}
+	if !running {
+		return true
+	}
+	n := 0
+	for _, t := range ts.byID {
+		if _, ended := t.endedAt(); !ended && t.owner == owner {
+			n++
+		}
+	}
+	return n < max(ts.max/ownerShare, 1)
+}
+
+// ownerShare: one client may have at most a quarter of the store's tasks
+// running at once.
+const ownerShare = 4
 
 // sweepLocked drops the tasks past their time to live, then, over a bound
 // (leaving room for that many more), the finished ones that ended first;
@@ -210,7 +242,7 @@ func (ts *taskStore) errNoTask(id string) error {
 	if inst := taskInstance(id); inst != "" && inst != ts.inst {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Failed to retrieve task: task %q was created by another server process (%s); tasks live in the process that created it (route tasks/* by Mcp-Name, or start the replicas with --peers)", id, inst)}
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Failed to retrieve task: no task %q belongs to this client (tasks are kept in memory: a server restart forgets them)", id)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Failed to retrieve task: no task %q belongs to this client (tasks are kept in memory: a server restart forgets them); call the tool again. Its outputs, if it ran code in a notebook, are in the notebook (read_cell).", id)}
 }
 
 // get is owner's task id, counting the poll.
@@ -233,12 +265,16 @@ func (ts *taskStore) get(id, owner string) (*task, error) {
 }
 
 // list is owner's tasks, newest first.
-func (ts *taskStore) list(owner string) []*task {
+func (ts *taskStore) list(owner, session string) []*task {
 	ts.mu.Lock()
 	ts.sweepLocked(time.Now(), 0)
 	var out []*task
 	for _, t := range ts.byID {
-		if t.owner == owner {
+		// Only the session's own: an identity is a name a client gives
+		// itself, and the ids tasks/list hands out are what lets a
+		// client read, cancel or answer a task. A client that comes
+		// back in a new session finds its tasks by id.
+		if t.owner == owner && t.era == taskLegacy && t.session == session {
 			out = append(out, t)
 		}
 	}

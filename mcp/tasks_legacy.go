@@ -42,10 +42,15 @@ func legacyTaskOf(ctr *sdk.CallToolRequest) bool {
 // client identity.
 func (s *Server) legacyTaskCall(ctx context.Context, method string, ctr *sdk.CallToolRequest, next sdk.MethodHandler) (sdk.Result, error) {
 	delete(ctr.Params.Meta, legacyTaskMeta)
+	owner := legacyOwner(ctr.Session)
+	if !s.tasks.room(owner) {
+		// Refused before the call starts, so nothing of it runs.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "this server holds as many running tasks as it may for this client (--max-tasks, a quarter of it per client); call the tool without a task, or once a task has ended"}
+	}
 	r := s.startRun(ctx, ctr, s.callerOf(ctr), func(rctx context.Context, r *run) (sdk.Result, error) {
 		return next(withRun(rctx, r), method, ctr)
 	})
-	t := s.tasks.add(r, legacyOwner(ctr.Session), taskLegacy)
+	t := s.tasks.add(r, owner, s.sessionID(ctr.Session), taskLegacy)
 	if t == nil {
 		// Full of running tasks: SEP-1686 lets a receiver refuse.
 		r.stop(errClientCancelled)
@@ -147,12 +152,12 @@ func (s *Server) taskList(_ context.Context, ss *sdk.ServerSession, p *taskParam
 	if era == taskModern {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: tasks/list is not part of the 2026-07-28 tasks extension (a client keeps its task ids)"}
 	}
-	all := s.tasks.list(owner)
+	all := s.tasks.list(owner, s.sessionID(ss))
 	from := 0
 	if p.Cursor != "" {
 		n, err := strconv.Atoi(p.Cursor)
 		if err != nil || n < 0 || n > len(all) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: cursor is not one tasks/list gave"}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: cursor is not one tasks/list gave; call tasks/list without a cursor"}
 		}
 		from = n
 	}

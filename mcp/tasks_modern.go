@@ -55,7 +55,7 @@ func (s *Server) serveTaskable(ctx context.Context, ctr *sdk.CallToolRequest, r 
 	if st == runDone {
 		return r.result()
 	}
-	t := s.tasks.add(r, r.owner.key, taskModern)
+	t := s.tasks.add(r, r.owner.key, "", taskModern)
 	if t == nil {
 		// Full of running tasks: this one stays a plain call.
 		s.log.Warn("the task store is full of running tasks; a call waits as a plain call", "max", s.tasks.max)

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -41,8 +42,8 @@ func TestTaskIDsNameTheirInstanceAndAreUnguessable(t *testing.T) {
 // it expired and what to do.
 func TestTaskOwnerAndExpiry(t *testing.T) {
 	ts := newTaskStore("a", 0, 0)
-	old := ts.add(doneRun("c-1", time.Now().Add(-2*time.Hour), "x"), "@agent 1", taskModern)
-	fresh := ts.add(doneRun("c-2", time.Now(), "y"), "@agent 1", taskModern)
+	old := ts.add(doneRun("c-1", time.Now().Add(-2*time.Hour), "x"), "@agent 1", "", taskModern)
+	fresh := ts.add(doneRun("c-2", time.Now(), "y"), "@agent 1", "", taskModern)
 	if _, err := ts.get(fresh.id, "@agent 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +69,10 @@ func TestTaskOwnerAndExpiry(t *testing.T) {
 func TestTaskBoundsEvictFinishedFirst(t *testing.T) {
 	ts := newTaskStore("a", 3, 0)
 	now := time.Now()
-	running := ts.add(runningRun("c-r"), "o", taskModern)
-	first := ts.add(doneRun("c-1", now.Add(-time.Minute), "x"), "o", taskModern)
-	second := ts.add(doneRun("c-2", now, "y"), "o", taskModern)
-	third := ts.add(doneRun("c-3", now, "z"), "o", taskModern)
+	running := ts.add(runningRun("c-r"), "o", "", taskModern)
+	first := ts.add(doneRun("c-1", now.Add(-time.Minute), "x"), "o", "", taskModern)
+	second := ts.add(doneRun("c-2", now, "y"), "o", "", taskModern)
+	third := ts.add(doneRun("c-3", now, "z"), "o", "", taskModern)
 	if third == nil {
 		t.Fatal("a full store refused a task while it had finished ones")
 	}
@@ -84,10 +85,35 @@ func TestTaskBoundsEvictFinishedFirst(t *testing.T) {
 		}
 	}
 	all := newTaskStore("a", 2, 0)
-	all.add(runningRun("c-a"), "o", taskModern)
-	all.add(runningRun("c-b"), "o", taskModern)
-	if all.add(runningRun("c-c"), "o", taskModern) != nil {
+	all.add(runningRun("c-a"), "o1", "", taskModern)
+	all.add(runningRun("c-b"), "o2", "", taskModern)
+	if all.add(runningRun("c-c"), "o3", "", taskModern) != nil {
 		t.Error("a store full of running tasks took another")
+	}
+}
+
+// One client may hold at most a quarter of the store's running tasks: the
+// others still get theirs.
+func TestTaskOwnerShare(t *testing.T) {
+	ts := newTaskStore("a", 8, 0)
+	for i := range 2 {
+		if ts.add(runningRun(fmt.Sprintf("c-%d", i)), "greedy", "", taskModern) == nil {
+			t.Fatalf("running task %d of the client refused", i)
+		}
+	}
+	if ts.room("greedy") || ts.add(runningRun("c-3"), "greedy", "", taskModern) != nil {
+		t.Error("a client took more than a quarter of the store")
+	}
+	if !ts.room("other") || ts.add(runningRun("c-4"), "other", "", taskModern) == nil {
+		t.Error("another client was refused while the store had room")
+	}
+	// Finished tasks do not count against the share.
+	done := newTaskStore("a", 8, 0)
+	done.add(doneRun("c-6", time.Now(), "x"), "greedy", "", taskModern)
+	done.add(doneRun("c-7", time.Now(), "y"), "greedy", "", taskModern)
+	done.add(runningRun("c-8"), "greedy", "", taskModern)
+	if !done.room("greedy") {
+		t.Error("finished tasks counted against the client's share")
 	}
 }
 
@@ -95,9 +121,9 @@ func TestTaskBoundsEvictFinishedFirst(t *testing.T) {
 func TestTaskBytesBound(t *testing.T) {
 	ts := newTaskStore("a", 0, 1<<20)
 	big := strings.Repeat("x", 700<<10)
-	first := ts.add(doneRun("c-1", time.Now().Add(-time.Second), big), "o", taskModern)
-	second := ts.add(doneRun("c-2", time.Now(), big), "o", taskModern)
-	ts.add(runningRun("c-3"), "o", taskModern)
+	first := ts.add(doneRun("c-1", time.Now().Add(-time.Second), big), "o", "", taskModern)
+	second := ts.add(doneRun("c-2", time.Now(), big), "o", "", taskModern)
+	ts.add(runningRun("c-3"), "o", "", taskModern)
 	if _, err := ts.get(first.id, "o"); err == nil || !strings.Contains(err.Error(), "MiB of their results") {
 		t.Errorf("the first big result: %v", err)
 	}
@@ -165,5 +191,22 @@ func TestLegacyTaskAdditionsKeepTheRestByteForByte(t *testing.T) {
 	}
 	if got := string(appendField([]byte(`{}`), "a", []byte(`1`))); got != `{"a":1}` {
 		t.Errorf("empty object: %s", got)
+	}
+}
+
+// tasks/list (2025-11-25) lists the session's own tasks only: a client's
+// name is what it says of itself, and a listed id is what reads, cancels
+// and answers a task. Another session of the same name finds a task by id.
+func TestTaskListIsTheSessionsOwn(t *testing.T) {
+	ts := newTaskStore("a", 0, 0)
+	mine := ts.add(runningRun("c-1"), "@vscode 1", "session-a", taskLegacy)
+	ts.add(runningRun("c-2"), "@vscode 1", "session-b", taskLegacy)
+	ts.add(runningRun("c-3"), "@vscode 1", "", taskModern)
+	got := ts.list("@vscode 1", "session-a")
+	if len(got) != 1 || got[0] != mine {
+		t.Fatalf("session a lists %d tasks, want only its own", len(got))
+	}
+	if _, err := ts.get(mine.id, "@vscode 1"); err != nil {
+		t.Errorf("the same client in another session, by id: %v", err)
 	}
 }
