@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // ErrKernelDied is returned by a Run whose kernel died or restarted while it
@@ -286,8 +287,7 @@ func (r *Run) markIdle() {
 	complete := r.reply != nil
 	r.mu.Unlock()
 	if complete {
-		r.k.forget(r.msgID)
-		r.finish(nil)
+		r.complete()
 	} else if first {
 		r.armNoReply()
 	}
@@ -299,9 +299,36 @@ func (r *Run) markReply(rep *ExecuteReply) {
 	complete := r.gotIdle
 	r.mu.Unlock()
 	if complete {
-		r.k.forget(r.msgID)
-		r.finish(nil)
+		r.complete()
 	}
+}
+
+// lossGrace is how long a run that ended in a KeyboardInterrupt waits to
+// learn whether the kernel is being shut down.
+const lossGrace = 500 * time.Millisecond
+
+// complete ends a run whose reply and idle status both arrived. A shutdown
+// from outside (a DELETE of the kernel) interrupts the kernel first, then
+// asks it to stop, so the run can end in a KeyboardInterrupt a moment
+// before the shutdown is seen: such a run waits up to lossGrace for the
+// loss and then ends with it, so that the fault is named as it is (the
+// kernel was shut down) and not as an interrupt nobody asked for.
+func (r *Run) complete() {
+	r.k.forget(r.msgID)
+	rep := r.Reply()
+	if rep == nil || rep.Status != "error" || rep.EName != "KeyboardInterrupt" || r.k.Lost() != nil {
+		r.finish(nil)
+		return
+	}
+	lost := r.k.LostSignal()
+	go func() {
+		select {
+		case <-lost:
+			r.finish(r.k.Lost())
+		case <-time.After(lossGrace):
+			r.finish(nil)
+		}
+	}()
 }
 
 // finish ends the run once; later calls are ignored.
