@@ -247,6 +247,14 @@ func (s *Server) taskUpdate(_ context.Context, ss *sdk.ServerSession, p *taskPar
 	if err != nil {
 		return nil, err
 	}
+	if len(p.InputResponses) > 0 && !s.trusted(ss) {
+		// Whose answer counts is the same for tasks/update as for the
+		// retry of a held call (mrtr.go) and the question (trust.go):
+		// a task of the stdio host, answered over HTTP under its name,
+		// answers nothing.
+		s.log.Warn("refused a task's answer from a client whose answer does not count", "task", t.id)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: the answer came from a client whose answer to an approval does not count here (over HTTP it counts only when this server was started with --trust-client-approval); the person can decide at the workbench"}
+	}
 	for key, raw := range p.InputResponses {
 		var a sdk.ElicitResult
 		if json.Unmarshal(raw, &a) != nil || !validAnswer(&a, approvalDecision) {

@@ -606,3 +606,33 @@ func TestATaskHeldAtTheWorkbench(t *testing.T) {
 		t.Fatalf("after the allow: %v", done)
 	}
 }
+
+// Whose answer counts is the same for tasks/update as for the question:
+// a held task of the stdio host, answered over HTTP by a client that gives
+// the host's name (without --trust-client-approval), answers nothing.
+func TestATaskAnswerOverHTTPDoesNotCountForTheHost(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	host := h.taskClient("stdio", "agent", true)
+	rel := useNotebook(t, h, host, "held", "a = 1", "b = 2")
+	h.e.Calls().SetApproval(calls.ApproveDestructive, time.Minute)
+	created, err := host.call("delete_cell", map[string]any{"cell_indices": []int{0}, "notebook_name": "held"})
+	if err != nil || created["status"] != "input_required" {
+		t.Fatalf("a held call of the host: %v %v", err, created)
+	}
+	id := created["taskId"].(string)
+	allow := map[string]any{"approval-1": map[string]any{"action": "accept", "content": map[string]any{"decision": "allow"}}}
+	impostor := h.taskClient("http", "agent", true)
+	if _, rerr := impostor.request("tasks/update", map[string]any{"taskId": id, "inputResponses": allow}); rerr == nil || !strings.Contains(rerr.Message, "--trust-client-approval") {
+		t.Fatalf("the impostor's answer: %v", rerr)
+	}
+	if got, _ := host.get(id); got["status"] != "input_required" || !strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Fatalf("the impostor's answer moved the task: %v", got)
+	}
+	if ack, rerr := host.request("tasks/update", map[string]any{"taskId": id, "inputResponses": allow}); rerr != nil || ack["resultType"] != "complete" {
+		t.Fatalf("the host's own answer: %v %v", rerr, ack)
+	}
+	if done, _ := host.pollUntil(id, 30*time.Second, "completed", "failed", "cancelled"); done["status"] != "completed" || strings.Contains(string(h.file(rel)), `"a = 1"`) {
+		t.Fatalf("after the host's allow: %v", done)
+	}
+}
